@@ -1,0 +1,13 @@
+//! Generates the LR parser from `src/grammar.lalrpop` at build time.
+
+fn main() {
+    // Any failure here is a grammar bug found at build time, never at run time.
+    if let Err(err) = lalrpop::Configuration::new()
+        .use_cargo_dir_conventions()
+        .emit_rerun_directives(true)
+        .process()
+    {
+        eprintln!("lalrpop failed: {err}");
+        std::process::exit(1);
+    }
+}

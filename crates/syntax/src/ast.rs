@@ -1,0 +1,261 @@
+//! The abstract syntax tree. It records what was written, with a byte span
+//! on every node, and nothing that needs name resolution or types: those
+//! belong to the checker. `syntax` knows nothing about tensors.
+
+use std::rc::Rc;
+
+use crate::span::Span;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `let x = e` (`mutable == false`) or `var x = e`.
+    Let {
+        mutable: bool,
+        name: Ident,
+        ty: Option<TypeExpr>,
+        value: Expr,
+    },
+    /// `target = value` or, with `op`, `target op= value`.
+    Assign {
+        target: Expr,
+        op: Option<BinOp>,
+        value: Expr,
+    },
+    Fn(Rc<FnDecl>),
+    Struct(StructDecl),
+    Expr(Expr),
+    Return(Option<Expr>),
+    Break,
+    Continue,
+    Import(String),
+    /// A statement that failed to parse; its error was recorded.
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructDecl {
+    pub name: Ident,
+    pub fields: Vec<(Ident, TypeExpr)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+}
+
+/// A named function (`fn f(a) { … }`) or an anonymous one (`fn(a) { … }`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnDecl {
+    pub name: Option<Ident>,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeKind {
+    /// `Int`, `Tensor[bf16]`, `Res[Int, Str]`, a struct name, …
+    Named { name: Ident, args: Vec<TypeExpr> },
+    /// `Fn(A, B) -> C`
+    Fn {
+        params: Vec<TypeExpr>,
+        ret: Box<TypeExpr>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    MatMul,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::FloorDiv => "//",
+            BinOp::Mod => "%",
+            BinOp::Pow => "**",
+            BinOp::MatMul => "@",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arg {
+    /// `Some` for a keyword argument `name=value`.
+    pub name: Option<Ident>,
+    pub value: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum IndexItem {
+    Single(Expr),
+    Slice {
+        start: Option<Expr>,
+        stop: Option<Expr>,
+        step: Option<Expr>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchArm {
+    pub pattern: Pattern,
+    pub body: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    pub kind: PatternKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PatternKind {
+    /// A bare name: `_`, `None`, or a variable to bind.
+    Name(Ident),
+    /// `Ok(p)`, `Err(p)`, `Some(p)`.
+    Ctor {
+        name: Ident,
+        args: Vec<Pattern>,
+    },
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    Name(String),
+    /// `[a, b, …]`: a tensor literal or an `Arr`, decided by its elements.
+    List(Vec<Expr>),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Arg>,
+    },
+    MethodCall {
+        receiver: Box<Expr>,
+        method: Ident,
+        args: Vec<Arg>,
+    },
+    Field {
+        base: Box<Expr>,
+        name: Ident,
+    },
+    Index {
+        base: Box<Expr>,
+        items: Vec<IndexItem>,
+    },
+    Try(Box<Expr>),
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        otherwise: Option<Box<Expr>>,
+    },
+    While {
+        cond: Box<Expr>,
+        body: Block,
+    },
+    For {
+        var: Ident,
+        iter: Box<Expr>,
+        body: Block,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        arms: Vec<MatchArm>,
+    },
+    Block(Block),
+    Lambda(Rc<FnDecl>),
+    StructLit {
+        name: Ident,
+        fields: Vec<(Ident, Expr)>,
+    },
+    /// An expression that failed to parse; its error was recorded.
+    Error,
+}

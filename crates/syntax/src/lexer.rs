@@ -1,0 +1,628 @@
+//! The lexer: logos recognises raw tokens, and a thin layer on top decodes
+//! literals, applies the newline rules of spec §2 and turns malformed input
+//! into error tokens (recorded as diagnostics) so the parser can recover.
+//!
+//! Newline rules: a newline ends a statement, except inside `( )` and `[ ]`,
+//! after a token that cannot end an expression (an operator, a comma, an
+//! opening bracket, …), and before a line whose first token is `.` or
+//! `else`. Runs of newlines and `;` are not collapsed here; the grammar
+//! accepts any number of separators.
+
+use logos::Logos;
+
+use crate::diagnostic::Diagnostic;
+use crate::span::Span;
+
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
+#[logos(skip r"[ \t\r\f]+")]
+#[logos(skip(r"#[^\n]*", allow_greedy = true))]
+enum Raw {
+    #[token("\n")]
+    Newline,
+    #[token(";")]
+    Semi,
+    #[regex("[A-Za-z_][A-Za-z0-9_]*")]
+    Ident,
+    #[regex("[0-9][0-9_]*")]
+    DecInt,
+    #[regex("0[xX][0-9a-fA-F_]*")]
+    HexInt,
+    #[regex("0[bB][0-9_]*")]
+    BinInt,
+    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9_]+)?")]
+    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9_]+")]
+    Float,
+    #[regex(r#""([^"\\\n]|\\[^\n])*""#)]
+    Str,
+    #[regex(r#""([^"\\\n]|\\[^\n])*"#)]
+    UnterminatedStr,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token(",")]
+    Comma,
+    #[token(".")]
+    Dot,
+    #[token(":")]
+    Colon,
+    #[token("->")]
+    Arrow,
+    #[token("=>")]
+    FatArrow,
+    #[token("=")]
+    Eq,
+    #[token("+=")]
+    PlusEq,
+    #[token("-=")]
+    MinusEq,
+    #[token("*=")]
+    StarEq,
+    #[token("/=")]
+    SlashEq,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    NotEq,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Le,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Ge,
+    #[token("|")]
+    Pipe,
+    #[token("^")]
+    Caret,
+    #[token("&")]
+    Amp,
+    #[token("<<")]
+    Shl,
+    #[token(">>")]
+    Shr,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("//")]
+    SlashSlash,
+    #[token("%")]
+    Percent,
+    #[token("@")]
+    At,
+    #[token("**")]
+    StarStar,
+    #[token("?")]
+    Question,
+}
+
+/// A token as the parser sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tok {
+    Newline,
+    Semi,
+    Let,
+    Var,
+    Fn,
+    Return,
+    If,
+    Else,
+    While,
+    For,
+    In,
+    Break,
+    Continue,
+    True,
+    False,
+    And,
+    Or,
+    Not,
+    Match,
+    Struct,
+    Import,
+    Ident(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    Comma,
+    Dot,
+    Colon,
+    Arrow,
+    FatArrow,
+    Eq,
+    PlusEq,
+    MinusEq,
+    StarEq,
+    SlashEq,
+    EqEq,
+    NotEq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Pipe,
+    Caret,
+    Amp,
+    Shl,
+    Shr,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    SlashSlash,
+    Percent,
+    At,
+    StarStar,
+    Question,
+    /// Malformed input; its diagnostic was already recorded. No grammar rule
+    /// accepts it, so the parser's error recovery takes over.
+    Error,
+}
+
+impl Tok {
+    /// How the token is shown in "unexpected …" messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Tok::Newline => "end of line".into(),
+            Tok::Ident(s) => format!("identifier `{s}`"),
+            Tok::Int(_) => "integer literal".into(),
+            Tok::Float(_) => "float literal".into(),
+            Tok::Str(_) => "string literal".into(),
+            Tok::Error => "invalid token".into(),
+            other => format!("`{}`", other.text()),
+        }
+    }
+
+    fn text(&self) -> &'static str {
+        match self {
+            Tok::Newline => "\\n",
+            Tok::Semi => ";",
+            Tok::Let => "let",
+            Tok::Var => "var",
+            Tok::Fn => "fn",
+            Tok::Return => "return",
+            Tok::If => "if",
+            Tok::Else => "else",
+            Tok::While => "while",
+            Tok::For => "for",
+            Tok::In => "in",
+            Tok::Break => "break",
+            Tok::Continue => "continue",
+            Tok::True => "true",
+            Tok::False => "false",
+            Tok::And => "and",
+            Tok::Or => "or",
+            Tok::Not => "not",
+            Tok::Match => "match",
+            Tok::Struct => "struct",
+            Tok::Import => "import",
+            Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::Error => "",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::LBracket => "[",
+            Tok::RBracket => "]",
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
+            Tok::Comma => ",",
+            Tok::Dot => ".",
+            Tok::Colon => ":",
+            Tok::Arrow => "->",
+            Tok::FatArrow => "=>",
+            Tok::Eq => "=",
+            Tok::PlusEq => "+=",
+            Tok::MinusEq => "-=",
+            Tok::StarEq => "*=",
+            Tok::SlashEq => "/=",
+            Tok::EqEq => "==",
+            Tok::NotEq => "!=",
+            Tok::Lt => "<",
+            Tok::Le => "<=",
+            Tok::Gt => ">",
+            Tok::Ge => ">=",
+            Tok::Pipe => "|",
+            Tok::Caret => "^",
+            Tok::Amp => "&",
+            Tok::Shl => "<<",
+            Tok::Shr => ">>",
+            Tok::Plus => "+",
+            Tok::Minus => "-",
+            Tok::Star => "*",
+            Tok::Slash => "/",
+            Tok::SlashSlash => "//",
+            Tok::Percent => "%",
+            Tok::At => "@",
+            Tok::StarStar => "**",
+            Tok::Question => "?",
+        }
+    }
+
+    /// True for tokens after which a line cannot end a statement, so a
+    /// following newline is a continuation.
+    fn continues_line(&self) -> bool {
+        matches!(
+            self,
+            Tok::LParen
+                | Tok::LBracket
+                | Tok::LBrace
+                | Tok::Comma
+                | Tok::Dot
+                | Tok::Colon
+                | Tok::Arrow
+                | Tok::FatArrow
+                | Tok::Eq
+                | Tok::PlusEq
+                | Tok::MinusEq
+                | Tok::StarEq
+                | Tok::SlashEq
+                | Tok::EqEq
+                | Tok::NotEq
+                | Tok::Lt
+                | Tok::Le
+                | Tok::Gt
+                | Tok::Ge
+                | Tok::Pipe
+                | Tok::Caret
+                | Tok::Amp
+                | Tok::Shl
+                | Tok::Shr
+                | Tok::Plus
+                | Tok::Minus
+                | Tok::Star
+                | Tok::Slash
+                | Tok::SlashSlash
+                | Tok::Percent
+                | Tok::At
+                | Tok::StarStar
+                | Tok::And
+                | Tok::Or
+                | Tok::Not
+                | Tok::Else
+                | Tok::Let
+                | Tok::Var
+                | Tok::Fn
+                | Tok::If
+                | Tok::While
+                | Tok::For
+                | Tok::In
+                | Tok::Match
+                | Tok::Struct
+                | Tok::Import
+        )
+    }
+}
+
+fn keyword(s: &str) -> Option<Tok> {
+    Some(match s {
+        "let" => Tok::Let,
+        "var" => Tok::Var,
+        "fn" => Tok::Fn,
+        "return" => Tok::Return,
+        "if" => Tok::If,
+        "else" => Tok::Else,
+        "while" => Tok::While,
+        "for" => Tok::For,
+        "in" => Tok::In,
+        "break" => Tok::Break,
+        "continue" => Tok::Continue,
+        "true" => Tok::True,
+        "false" => Tok::False,
+        "and" => Tok::And,
+        "or" => Tok::Or,
+        "not" => Tok::Not,
+        "match" => Tok::Match,
+        "struct" => Tok::Struct,
+        "import" => Tok::Import,
+        _ => return None,
+    })
+}
+
+/// A token with its byte range, in the triple form lalrpop consumes.
+pub type Spanned = (usize, Tok, usize);
+
+/// The result of lexing a whole source: the token stream the parser reads,
+/// the bracket balance at the end (for the REPL's "is this complete?"), and
+/// every lexical error.
+pub struct Lexed {
+    pub tokens: Vec<Spanned>,
+    pub errors: Vec<Diagnostic>,
+    /// Brackets still open at end of input.
+    pub open_brackets: usize,
+}
+
+pub fn lex(src: &str) -> Lexed {
+    let mut raw = Vec::new();
+    let mut errors = Vec::new();
+    let mut lexer = Raw::lexer(src);
+    while let Some(res) = lexer.next() {
+        let span = lexer.span();
+        let slice = lexer.slice();
+        let tok = match res {
+            Ok(r) => decode(r, slice, span.start, &mut errors),
+            Err(()) => {
+                let ch = slice.chars().next().unwrap_or('?');
+                errors.push(
+                    Diagnostic::error(
+                        Span::new(span.start, span.end),
+                        format!("unexpected character `{}`", ch.escape_debug()),
+                    )
+                    .with_label("not part of any token"),
+                );
+                Tok::Error
+            }
+        };
+        raw.push((span.start, tok, span.end));
+    }
+    let (tokens, open_brackets) = apply_newline_rules(raw);
+    Lexed {
+        tokens,
+        errors,
+        open_brackets,
+    }
+}
+
+fn decode(r: Raw, slice: &str, start: usize, errors: &mut Vec<Diagnostic>) -> Tok {
+    let span = Span::new(start, start + slice.len());
+    match r {
+        Raw::Newline => Tok::Newline,
+        Raw::Semi => Tok::Semi,
+        Raw::Ident => keyword(slice).unwrap_or_else(|| Tok::Ident(slice.to_string())),
+        Raw::DecInt | Raw::HexInt | Raw::BinInt => {
+            let (digits, radix) = match r {
+                Raw::HexInt => (&slice[2..], 16),
+                Raw::BinInt => (&slice[2..], 2),
+                _ => (slice, 10),
+            };
+            let clean: String = digits.chars().filter(|c| *c != '_').collect();
+            if clean.is_empty() || clean.chars().any(|c| !c.is_digit(radix)) {
+                errors.push(Diagnostic::error(span, "malformed integer literal").with_label("malformed"));
+                return Tok::Error;
+            }
+            match i64::from_str_radix(&clean, radix) {
+                Ok(v) => Tok::Int(v),
+                Err(_) => {
+                    errors.push(
+                        Diagnostic::error(span, "integer literal out of range for Int (64-bit signed)")
+                            .with_label("does not fit in i64"),
+                    );
+                    // Keep parsing as if it were a valid literal so one
+                    // mistake does not cascade into parse errors.
+                    Tok::Int(0)
+                }
+            }
+        }
+        Raw::Float => {
+            let clean: String = slice.chars().filter(|c| *c != '_').collect();
+            match clean.parse::<f64>() {
+                Ok(v) => Tok::Float(v),
+                Err(_) => {
+                    errors.push(Diagnostic::error(span, "malformed float literal").with_label("malformed"));
+                    Tok::Float(0.0)
+                }
+            }
+        }
+        Raw::Str => match unescape(&slice[1..slice.len() - 1], start + 1) {
+            Ok(s) => Tok::Str(s),
+            Err(d) => {
+                errors.push(d);
+                Tok::Str(String::new())
+            }
+        },
+        Raw::UnterminatedStr => {
+            errors.push(
+                Diagnostic::error(span, "unterminated string literal")
+                    .with_label("the closing `\"` is missing on this line"),
+            );
+            Tok::Error
+        }
+        Raw::LParen => Tok::LParen,
+        Raw::RParen => Tok::RParen,
+        Raw::LBracket => Tok::LBracket,
+        Raw::RBracket => Tok::RBracket,
+        Raw::LBrace => Tok::LBrace,
+        Raw::RBrace => Tok::RBrace,
+        Raw::Comma => Tok::Comma,
+        Raw::Dot => Tok::Dot,
+        Raw::Colon => Tok::Colon,
+        Raw::Arrow => Tok::Arrow,
+        Raw::FatArrow => Tok::FatArrow,
+        Raw::Eq => Tok::Eq,
+        Raw::PlusEq => Tok::PlusEq,
+        Raw::MinusEq => Tok::MinusEq,
+        Raw::StarEq => Tok::StarEq,
+        Raw::SlashEq => Tok::SlashEq,
+        Raw::EqEq => Tok::EqEq,
+        Raw::NotEq => Tok::NotEq,
+        Raw::Lt => Tok::Lt,
+        Raw::Le => Tok::Le,
+        Raw::Gt => Tok::Gt,
+        Raw::Ge => Tok::Ge,
+        Raw::Pipe => Tok::Pipe,
+        Raw::Caret => Tok::Caret,
+        Raw::Amp => Tok::Amp,
+        Raw::Shl => Tok::Shl,
+        Raw::Shr => Tok::Shr,
+        Raw::Plus => Tok::Plus,
+        Raw::Minus => Tok::Minus,
+        Raw::Star => Tok::Star,
+        Raw::Slash => Tok::Slash,
+        Raw::SlashSlash => Tok::SlashSlash,
+        Raw::Percent => Tok::Percent,
+        Raw::At => Tok::At,
+        Raw::StarStar => Tok::StarStar,
+        Raw::Question => Tok::Question,
+    }
+}
+
+/// Decodes the escapes of spec §2: `\n \t \r \\ \" \u{XXXX}`.
+fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some((_, e)) = chars.next() else {
+            return Err(Diagnostic::error(
+                Span::new(base + i, base + i + 1),
+                "unfinished escape",
+            ));
+        };
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '\\' => out.push('\\'),
+            '"' => out.push('"'),
+            'u' => {
+                let rest = &body[i + 2..];
+                let close = rest.find('}');
+                let code = if rest.starts_with('{') {
+                    close
+                        .and_then(|c| u32::from_str_radix(&rest[1..c], 16).ok())
+                        .and_then(char::from_u32)
+                } else {
+                    None
+                };
+                match (code, close) {
+                    (Some(ch), Some(c)) => {
+                        out.push(ch);
+                        // Skip `{XXXX}`: its characters are all ASCII.
+                        for _ in 0..=c {
+                            chars.next();
+                        }
+                    }
+                    _ => {
+                        let end = base + i + 2 + close.map(|c| c + 1).unwrap_or(0);
+                        return Err(Diagnostic::error(
+                            Span::new(base + i, end),
+                            "invalid unicode escape: expected `\\u{XXXX}` naming a Unicode scalar value",
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(Diagnostic::error(
+                    Span::new(base + i, base + i + 1 + other.len_utf8()),
+                    format!("unknown escape `\\{}`", other.escape_debug()),
+                )
+                .with_note("the escapes are \\n \\t \\r \\\\ \\\" and \\u{XXXX}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize) {
+    let mut out: Vec<Spanned> = Vec::with_capacity(raw.len());
+    let mut stack: Vec<Tok> = Vec::new();
+    let mut pending_newline: Option<(usize, usize)> = None;
+    for (l, tok, r) in raw {
+        if tok == Tok::Newline {
+            let in_parens = matches!(stack.last(), Some(Tok::LParen) | Some(Tok::LBracket));
+            let after_continuation = out.last().is_some_and(|(_, t, _)| t.continues_line());
+            if !in_parens && !after_continuation && pending_newline.is_none() {
+                pending_newline = Some((l, r));
+            }
+            continue;
+        }
+        if let Some((nl, nr)) = pending_newline.take() {
+            // A line starting with `.` or `else` continues the one before;
+            // a newline before a closing bracket ends nothing.
+            if !matches!(
+                tok,
+                Tok::Dot | Tok::Else | Tok::RBrace | Tok::RParen | Tok::RBracket
+            ) {
+                out.push((nl, Tok::Newline, nr));
+            }
+        }
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push(tok.clone()),
+            Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                stack.pop();
+            }
+            _ => {}
+        }
+        out.push((l, tok, r));
+    }
+    if let Some((nl, nr)) = pending_newline {
+        out.push((nl, Tok::Newline, nr));
+    }
+    (out, stack.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(src: &str) -> Vec<Tok> {
+        lex(src).tokens.into_iter().map(|(_, t, _)| t).collect()
+    }
+
+    #[test]
+    fn literals() {
+        assert_eq!(
+            toks("42 1_000 0x1F 0b101"),
+            vec![Tok::Int(42), Tok::Int(1000), Tok::Int(31), Tok::Int(5)]
+        );
+        assert_eq!(
+            toks("1.0 1e3 2.5e-7"),
+            vec![Tok::Float(1.0), Tok::Float(1000.0), Tok::Float(2.5e-7)]
+        );
+        assert_eq!(
+            toks("1.foo"),
+            vec![Tok::Int(1), Tok::Dot, Tok::Ident("foo".into())]
+        );
+        assert_eq!(toks(r#""a\n\u{1F600}""#), vec![Tok::Str("a\n\u{1F600}".into())]);
+    }
+
+    #[test]
+    fn out_of_range_int_is_an_error() {
+        let l = lex("9223372036854775808");
+        assert_eq!(l.errors.len(), 1);
+        assert!(lex("9223372036854775807").errors.is_empty());
+    }
+
+    #[test]
+    fn newlines_follow_spec() {
+        assert_eq!(toks("f(1,\n2)"), toks("f(1, 2)"));
+        assert_eq!(toks("x\n.y"), toks("x.y"));
+        assert_eq!(toks("}\nelse {"), toks("} else {"));
+        assert_eq!(
+            toks("a\n\n\nb"),
+            vec![Tok::Ident("a".into()), Tok::Newline, Tok::Ident("b".into())]
+        );
+        assert_eq!(toks("a +\nb"), toks("a + b"));
+        assert_eq!(
+            toks("{\na\n}"),
+            vec![Tok::LBrace, Tok::Ident("a".into()), Tok::RBrace]
+        );
+    }
+
+    #[test]
+    fn bad_input_becomes_error_tokens() {
+        let l = lex("let x = $ \"abc");
+        assert_eq!(l.errors.len(), 2);
+        assert!(l.tokens.iter().any(|(_, t, _)| *t == Tok::Error));
+    }
+}

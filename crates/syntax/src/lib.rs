@@ -1,0 +1,16 @@
+//! Source text to syntax tree: the lexer (logos), the grammar (lalrpop), the
+//! AST with byte spans, and the diagnostic type every later phase reports
+//! with. This crate knows nothing about names, types or tensors.
+//!
+//! Invariant: parsing never panics and always returns a tree; malformed input
+//! becomes diagnostics and `Error` nodes.
+
+pub mod ast;
+pub mod diagnostic;
+pub mod lexer;
+pub mod parser;
+pub mod span;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use parser::{parse, Parsed};
+pub use span::Span;
