@@ -1,1 +1,90 @@
-fn main() {}
+//! The `twill` command: `run`, `check`, `repl`, `--help`, `--version`.
+//! All work happens on a thread with a large stack so that deep (but not
+//! runaway) recursion in a program works; a panic, which would be a bug in
+//! twill, is reported as an `error:` line, never as a Rust backtrace.
+
+mod driver;
+mod render;
+mod repl;
+
+use std::io::Write;
+
+use driver::{EXIT_RUNTIME, EXIT_STATIC};
+
+const USAGE: &str = "\
+twill — a small language for numerical work
+
+usage:
+  twill run FILE.tw [ARGS…]   check, then run a program (`-` reads standard input)
+  twill check FILE.tw         check a program without running it
+  twill repl                  interactive session (also: `twill` alone)
+  twill --version             print the version
+  twill --help                print this help
+
+exit status: 0 success, 1 runtime error, 2 static error";
+
+/// Stack for the interpreter thread: only touched pages are committed, so
+/// a large reservation costs nothing until deep recursion needs it.
+const STACKS: [usize; 3] = [4 << 30, 1 << 30, 256 << 20];
+
+fn cli(args: Vec<String>) -> i32 {
+    let rest: Vec<String> = args.iter().skip(2).cloned().collect();
+    match args.get(1).map(String::as_str) {
+        None | Some("repl") => repl::run(),
+        Some("run") => match rest.split_first() {
+            Some((file, prog_args)) => driver::run_path(file, prog_args.to_vec(), false),
+            None => usage_error("`twill run` needs a FILE (or `-` for standard input)"),
+        },
+        Some("check") => match rest.as_slice() {
+            [file] => driver::run_path(file, Vec::new(), true),
+            _ => usage_error("`twill check` needs exactly one FILE"),
+        },
+        Some("--version" | "-V" | "version") => {
+            println!("twill {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            0
+        }
+        Some(file) if file.ends_with(".tw") => driver::run_path(file, rest, false),
+        Some(other) => usage_error(&format!("unknown command `{other}`")),
+    }
+}
+
+fn usage_error(msg: &str) -> i32 {
+    let _ = writeln!(std::io::stderr(), "error: {msg}\n\n{USAGE}");
+    EXIT_STATIC
+}
+
+fn main() {
+    std::panic::set_hook(Box::new(|info| {
+        let loc = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: internal error in twill (please report it): {msg}{loc}"
+        );
+    }));
+    let args: Vec<String> = std::env::args().collect();
+    for size in STACKS {
+        let a = args.clone();
+        if let Ok(handle) = std::thread::Builder::new()
+            .name("twill".into())
+            .stack_size(size)
+            .spawn(move || cli(a))
+        {
+            let code = handle.join().unwrap_or(EXIT_RUNTIME);
+            std::process::exit(code);
+        }
+    }
+    std::process::exit(cli(args));
+}

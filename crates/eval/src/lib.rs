@@ -1,1 +1,12 @@
-//! placeholder
+//! The evaluator: runs the checker's HIR over host values, with builtins,
+//! printing (spec §6) and run-time errors that carry spans. It never
+//! resolves a name and never panics on a user program.
+
+mod builtins;
+mod interp;
+mod ops;
+pub mod print;
+pub mod value;
+
+pub use interp::{Interp, RuntimeError};
+pub use value::Value;

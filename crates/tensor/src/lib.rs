@@ -4,6 +4,7 @@
 
 pub mod dtype;
 pub mod format;
+pub mod math;
 
 pub use dtype::DType;
 pub use format::format_number;

@@ -1,0 +1,290 @@
+//! The table of builtin functions: names, arities, keyword parameters and
+//! result types. The checker resolves a call to a `Builtin` through this
+//! table; the evaluator implements each variant. Adding a builtin means one
+//! variant here and one arm in the evaluator, both matched exhaustively.
+
+use crate::types::Ty;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Print,
+    Str,
+    Args,
+    Range,
+    Arr,
+    Len,
+    Int,
+    Float,
+    Ok,
+    Err,
+    Some,
+    Assert,
+    ReadText,
+    WriteText,
+    Clock,
+    /// A host-number math function (`sqrt(2.0)`, `abs(-3)`).
+    Math(MathFn),
+    Maximum,
+    Minimum,
+    Clip,
+}
+
+/// Elementwise functions that also apply to host numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Neg,
+    Abs,
+    Sign,
+    Relu,
+    Square,
+    Exp,
+    Log,
+    Log1p,
+    Expm1,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Sigmoid,
+    Floor,
+    Ceil,
+    Round,
+    IsNan,
+    IsInf,
+    IsFinite,
+}
+
+impl MathFn {
+    pub const ALL: [MathFn; 22] = [
+        MathFn::Neg,
+        MathFn::Abs,
+        MathFn::Sign,
+        MathFn::Relu,
+        MathFn::Square,
+        MathFn::Exp,
+        MathFn::Log,
+        MathFn::Log1p,
+        MathFn::Expm1,
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Tan,
+        MathFn::Tanh,
+        MathFn::Sigmoid,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Round,
+        MathFn::IsNan,
+        MathFn::IsInf,
+        MathFn::IsFinite,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Neg => "neg",
+            MathFn::Abs => "abs",
+            MathFn::Sign => "sign",
+            MathFn::Relu => "relu",
+            MathFn::Square => "square",
+            MathFn::Exp => "exp",
+            MathFn::Log => "log",
+            MathFn::Log1p => "log1p",
+            MathFn::Expm1 => "expm1",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Rsqrt => "rsqrt",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+            MathFn::Tan => "tan",
+            MathFn::Tanh => "tanh",
+            MathFn::Sigmoid => "sigmoid",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Round => "round",
+            MathFn::IsNan => "isnan",
+            MathFn::IsInf => "isinf",
+            MathFn::IsFinite => "isfinite",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        MathFn::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The result type on a host number: F64, except that `abs` and `neg`
+    /// of an Int stay Int (spec §3) and the predicates give Bool.
+    pub fn host_result(self, arg: &Ty) -> Ty {
+        match self {
+            MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite => Ty::Bool,
+            MathFn::Neg | MathFn::Abs if *arg == Ty::Int => Ty::Int,
+            MathFn::Neg | MathFn::Abs if !arg.is_known() => Ty::Unknown,
+            _ => Ty::F64,
+        }
+    }
+}
+
+/// How many positional arguments a builtin takes, and its keywords.
+pub struct Signature {
+    pub min: usize,
+    /// `None`: any number.
+    pub max: Option<usize>,
+    pub keywords: &'static [&'static str],
+}
+
+impl Builtin {
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Some(match name {
+            "print" => Builtin::Print,
+            "str" => Builtin::Str,
+            "args" => Builtin::Args,
+            "range" => Builtin::Range,
+            "arr" => Builtin::Arr,
+            "len" => Builtin::Len,
+            "int" => Builtin::Int,
+            "float" => Builtin::Float,
+            "Ok" => Builtin::Ok,
+            "Err" => Builtin::Err,
+            "Some" => Builtin::Some,
+            "assert" => Builtin::Assert,
+            "read_text" => Builtin::ReadText,
+            "write_text" => Builtin::WriteText,
+            "clock" => Builtin::Clock,
+            "maximum" => Builtin::Maximum,
+            "minimum" => Builtin::Minimum,
+            "clip" => Builtin::Clip,
+            other => Builtin::Math(MathFn::from_name(other)?),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Print => "print",
+            Builtin::Str => "str",
+            Builtin::Args => "args",
+            Builtin::Range => "range",
+            Builtin::Arr => "arr",
+            Builtin::Len => "len",
+            Builtin::Int => "int",
+            Builtin::Float => "float",
+            Builtin::Ok => "Ok",
+            Builtin::Err => "Err",
+            Builtin::Some => "Some",
+            Builtin::Assert => "assert",
+            Builtin::ReadText => "read_text",
+            Builtin::WriteText => "write_text",
+            Builtin::Clock => "clock",
+            Builtin::Maximum => "maximum",
+            Builtin::Minimum => "minimum",
+            Builtin::Clip => "clip",
+            Builtin::Math(m) => m.name(),
+        }
+    }
+
+    pub fn signature(self) -> Signature {
+        let (min, max) = match self {
+            Builtin::Print => (0, None),
+            Builtin::Args | Builtin::Clock => (0, Some(0)),
+            Builtin::Range => (1, Some(3)),
+            Builtin::Assert => (1, Some(2)),
+            Builtin::WriteText | Builtin::Maximum | Builtin::Minimum => (2, Some(2)),
+            Builtin::Clip => (3, Some(3)),
+            Builtin::Str
+            | Builtin::Arr
+            | Builtin::Len
+            | Builtin::Int
+            | Builtin::Float
+            | Builtin::Ok
+            | Builtin::Err
+            | Builtin::Some
+            | Builtin::ReadText
+            | Builtin::Math(_) => (1, Some(1)),
+        };
+        Signature {
+            min,
+            max,
+            keywords: &[],
+        }
+    }
+
+    /// The static result type, given the static argument types.
+    pub fn result_type(self, args: &[Ty]) -> Ty {
+        let first = args.first().cloned().unwrap_or(Ty::Unknown);
+        match self {
+            Builtin::Print | Builtin::Assert | Builtin::WriteText => Ty::Unit,
+            Builtin::Str | Builtin::ReadText => Ty::Str,
+            Builtin::Args => Ty::Arr(Box::new(Ty::Str)),
+            Builtin::Range => Ty::Range,
+            Builtin::Arr => match first {
+                Ty::Range => Ty::Arr(Box::new(Ty::Int)),
+                Ty::Arr(t) => Ty::Arr(t),
+                _ => Ty::Arr(Box::new(Ty::Unknown)),
+            },
+            Builtin::Len | Builtin::Int => Ty::Int,
+            Builtin::Float | Builtin::Clock => Ty::F64,
+            Builtin::Ok => Ty::Res(Box::new(first), Box::new(Ty::Unknown)),
+            Builtin::Err => Ty::Res(Box::new(Ty::Unknown), Box::new(first)),
+            Builtin::Some => Ty::Opt(Box::new(first)),
+            Builtin::Math(m) => match first {
+                Ty::Int | Ty::F64 => m.host_result(&first),
+                Ty::Tensor(_) | Ty::Unknown => Ty::Unknown,
+                _ => Ty::Unknown,
+            },
+            Builtin::Maximum | Builtin::Minimum | Builtin::Clip => {
+                if args.iter().all(|t| matches!(t, Ty::Int | Ty::F64)) {
+                    Ty::F64
+                } else {
+                    Ty::Unknown
+                }
+            }
+        }
+    }
+}
+
+/// Methods of host values, for "unknown method" errors on receivers whose
+/// type the checker knows. Host numbers accept the math functions as methods.
+pub fn host_methods(ty: &Ty) -> Option<&'static [&'static str]> {
+    match ty {
+        Ty::Str => Some(&[
+            "len",
+            "upper",
+            "lower",
+            "trim",
+            "split",
+            "contains",
+            "starts_with",
+            "ends_with",
+            "replace",
+            "find",
+            "chars",
+        ]),
+        Ty::Arr(_) => Some(&[
+            "push", "pop", "len", "contains", "join", "reversed", "insert", "remove",
+        ]),
+        Ty::Bool | Ty::Unit | Ty::DType | Ty::Range | Ty::Fn(..) | Ty::Res(..) | Ty::Opt(_) => Some(&[]),
+        Ty::Int | Ty::F64 => Some(&[]),
+        Ty::Unknown | Ty::Tape | Ty::Tensor(_) | Ty::Struct(_) => None,
+    }
+}
+
+/// The static result type of a method on a host receiver.
+pub fn host_method_type(recv: &Ty, name: &str) -> Ty {
+    match (recv, name) {
+        (Ty::Str, "len" | "find") => Ty::Int,
+        (Ty::Str, "upper" | "lower" | "trim" | "replace") => Ty::Str,
+        (Ty::Str, "split" | "chars") => Ty::Arr(Box::new(Ty::Str)),
+        (Ty::Str, "contains" | "starts_with" | "ends_with") => Ty::Bool,
+        (Ty::Arr(_), "len") => Ty::Int,
+        (Ty::Arr(_), "contains") => Ty::Bool,
+        (Ty::Arr(_), "join") => Ty::Str,
+        (Ty::Arr(t), "pop") => (**t).clone(),
+        (Ty::Arr(t), "reversed") => Ty::Arr(t.clone()),
+        (Ty::Arr(_), "push" | "insert") => Ty::Unit,
+        (Ty::Int | Ty::F64, m) => match MathFn::from_name(m) {
+            Some(f) => f.host_result(recv),
+            None => Ty::Unknown,
+        },
+        _ => Ty::Unknown,
+    }
+}

@@ -1,0 +1,1705 @@
+//! Name resolution and the static checks of spec §1, in one pass over the
+//! AST that produces the HIR. It turns every name into a slot, every call of
+//! a named function or builtin into a direct call, checks arities, methods,
+//! annotations and assignability, and infers types as far as they are known
+//! (gradually: what it cannot know is `Ty::Unknown` and checked at run time).
+//!
+//! Invariant: `check` never evaluates anything, and a program it accepts
+//! has no unresolved name.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use twill_syntax::ast::{self, BinOp, ExprKind as A, StmtKind};
+use twill_syntax::{Diagnostic, Span};
+use twill_tensor::DType;
+
+use crate::builtins::{host_method_type, host_methods, Builtin};
+use crate::hir::{self, Capture, ExprKind as H, Var};
+use crate::types::{RtType, Ty};
+
+/// Deepest expression nesting the checker follows before giving up with an
+/// error instead of exhausting the stack.
+const MAX_NESTING: u32 = 20_000;
+
+#[derive(Clone, Debug)]
+struct GlobalInfo {
+    slot: u32,
+    mutable: bool,
+    ty: Ty,
+    /// Parameter count when the global is a named function.
+    arity: Option<usize>,
+    /// Top-level code may read a global only after its definition.
+    visible: bool,
+}
+
+/// The checker's persistent state: the globals and structs defined so far.
+/// A REPL keeps one `Checker` for the whole session.
+#[derive(Clone, Debug, Default)]
+pub struct Checker {
+    globals: HashMap<String, GlobalInfo>,
+    structs: HashMap<String, (Rc<hir::StructDef>, Vec<Ty>)>,
+    num_globals: u32,
+}
+
+pub struct CheckOutput {
+    /// `None` when there were errors.
+    pub module: Option<hir::Module>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+struct Local {
+    name: String,
+    slot: u32,
+    mutable: bool,
+    ty: Ty,
+}
+
+struct FnCtx {
+    scopes: Vec<Vec<Local>>,
+    num_locals: u32,
+    captures: Vec<(String, Capture, Ty)>,
+    self_name: Option<(String, Ty)>,
+    loop_depth: u32,
+    ret: Option<Ty>,
+}
+
+impl FnCtx {
+    fn new() -> FnCtx {
+        FnCtx {
+            scopes: vec![Vec::new()],
+            num_locals: 0,
+            captures: Vec::new(),
+            self_name: None,
+            loop_depth: 0,
+            ret: None,
+        }
+    }
+}
+
+/// A resolved variable reference.
+#[derive(Clone)]
+enum Found {
+    Var { var: Var, ty: Ty, mutable: bool },
+    SelfFn(Ty),
+}
+
+struct Pass<'a> {
+    ck: &'a mut Checker,
+    fns: Vec<FnCtx>,
+    diags: Vec<Diagnostic>,
+    depth: u32,
+}
+
+impl Checker {
+    pub fn new() -> Checker {
+        Checker::default()
+    }
+
+    /// Checks a whole program (or one REPL entry). On error the checker's
+    /// state is left as it was, so a failed REPL entry defines nothing.
+    pub fn check_program(&mut self, program: &ast::Program) -> CheckOutput {
+        let saved = self.clone();
+        let mut pass = Pass {
+            ck: self,
+            fns: vec![FnCtx::new()],
+            diags: Vec::new(),
+            depth: 0,
+        };
+        let module = pass.program(program);
+        let diagnostics = pass.diags;
+        if diagnostics.iter().any(|d| d.is_error()) {
+            *self = saved;
+            return CheckOutput {
+                module: None,
+                diagnostics,
+            };
+        }
+        CheckOutput {
+            module: Some(module),
+            diagnostics,
+        }
+    }
+
+    /// Global names indexed by slot, for run-time messages.
+    pub fn global_names(&self) -> Vec<Rc<str>> {
+        let mut names: Vec<Rc<str>> = vec!["".into(); self.num_globals as usize];
+        for (name, g) in &self.globals {
+            if let Some(n) = names.get_mut(g.slot as usize) {
+                *n = name.as_str().into();
+            }
+        }
+        names
+    }
+
+    /// The static type of a global, for the REPL and tests.
+    pub fn global_type(&self, name: &str) -> Option<&Ty> {
+        self.globals.get(name).map(|g| &g.ty)
+    }
+}
+
+fn expr(kind: H, span: Span) -> hir::Expr {
+    hir::Expr { kind, span }
+}
+
+fn join(a: Ty, b: &Ty) -> Ty {
+    if a == *b {
+        a
+    } else {
+        Ty::Unknown
+    }
+}
+
+fn is_host_scalar(t: &Ty) -> bool {
+    matches!(t, Ty::Int | Ty::F64 | Ty::Bool | Ty::Str | Ty::Unit | Ty::DType)
+}
+
+/// The result of a binary operator on two host values, `None` when the
+/// evaluator would reject the combination. The evaluator implements exactly
+/// these rules (see `eval::ops`).
+pub fn host_binop(op: BinOp, a: &Ty, b: &Ty) -> Option<Ty> {
+    use Ty::*;
+    let numeric = |t: &Ty| matches!(t, Int | F64);
+    if matches!(op, BinOp::Eq | BinOp::Ne) {
+        return Some(Bool);
+    }
+    match (a, b) {
+        (Int, Int) => Some(match op {
+            BinOp::Div => F64,
+            BinOp::Pow => return Option::None.or(Some(Unknown)),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Bool,
+            BinOp::MatMul => return None,
+            _ => Int,
+        }),
+        (x, y) if numeric(x) && numeric(y) => match op {
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Some(Bool),
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow => {
+                Some(F64)
+            }
+            _ => None,
+        },
+        (Bool, Bool) => match op {
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => Some(Bool),
+            _ => None,
+        },
+        (Str, Str) => match op {
+            BinOp::Add => Some(Str),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Some(Bool),
+            _ => None,
+        },
+        (Arr(x), Arr(y)) if op == BinOp::Add => Some(Arr(Box::new(join((**x).clone(), y)))),
+        _ => None,
+    }
+}
+
+impl Pass<'_> {
+    fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn cur(&mut self) -> &mut FnCtx {
+        // There is always at least the main context.
+        let n = self.fns.len() - 1;
+        &mut self.fns[n]
+    }
+
+    fn at_top_level(&self) -> bool {
+        self.fns.len() == 1 && self.fns[0].scopes.len() == 1
+    }
+
+    // ---------------------------------------------------------- declarations
+
+    fn program(&mut self, program: &ast::Program) -> hir::Module {
+        self.predeclare(&program.stmts);
+        let mut hoisted = Vec::new();
+        let mut stmts = Vec::new();
+        for s in &program.stmts {
+            if let StmtKind::Fn(decl) = &s.kind {
+                if let Some(name) = &decl.name {
+                    let func = self.function(decl, None);
+                    if let Some(g) = self.ck.globals.get(&name.name) {
+                        hoisted.push((g.slot, Rc::new(func)));
+                    }
+                    continue;
+                }
+            }
+            self.stmt(s, &mut stmts);
+        }
+        let ends_with_expr = matches!(stmts.last(), Some(hir::Stmt::Expr(_)));
+        let main = &self.fns[0];
+        hir::Module {
+            main: hir::Function {
+                name: "<main>".into(),
+                params: Vec::new(),
+                ret: None,
+                num_locals: main.num_locals,
+                body: expr(H::Block(stmts), Span::default()),
+                span: Span::default(),
+            },
+            num_globals: self.ck.num_globals,
+            hoisted,
+            ends_with_expr,
+        }
+    }
+
+    /// Registers every top-level name before any code is resolved, so that
+    /// functions can call functions defined later and structs can refer to
+    /// each other.
+    fn predeclare(&mut self, stmts: &[ast::Stmt]) {
+        for s in stmts {
+            if let StmtKind::Struct(decl) = &s.kind {
+                if self.ck.structs.contains_key(&decl.name.name)
+                    || Builtin::from_name(&decl.name.name).is_some()
+                {
+                    self.err(Diagnostic::error(
+                        decl.name.span,
+                        format!("`{}` is already defined", decl.name.name),
+                    ));
+                    continue;
+                }
+                let def = Rc::new(hir::StructDef {
+                    name: decl.name.name.as_str().into(),
+                    fields: decl.fields.iter().map(|(n, _)| n.name.as_str().into()).collect(),
+                });
+                self.ck.structs.insert(decl.name.name.clone(), (def, Vec::new()));
+            }
+        }
+        for s in stmts {
+            if let StmtKind::Struct(decl) = &s.kind {
+                let mut seen: Vec<&str> = Vec::new();
+                let mut tys = Vec::new();
+                for (n, t) in &decl.fields {
+                    if seen.contains(&n.name.as_str()) {
+                        self.err(Diagnostic::error(
+                            n.span,
+                            format!("field `{}` is declared twice", n.name),
+                        ));
+                    }
+                    seen.push(&n.name);
+                    tys.push(self.type_expr(t));
+                }
+                if let Some(entry) = self.ck.structs.get_mut(&decl.name.name) {
+                    entry.1 = tys;
+                }
+            }
+        }
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Let { mutable, name, .. } => self.declare_global(&name.name, *mutable, None, false),
+                StmtKind::Fn(decl) => {
+                    if let Some(name) = &decl.name {
+                        let ty = self.fn_type(decl);
+                        self.declare_global(&name.name, false, Some(decl.params.len()), true);
+                        if let Some(g) = self.ck.globals.get_mut(&name.name) {
+                            g.ty = ty;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn declare_global(&mut self, name: &str, mutable: bool, arity: Option<usize>, visible: bool) {
+        match self.ck.globals.get_mut(name) {
+            Some(g) => {
+                // A rebinding at top level reuses the slot; it is a function
+                // only if every binding of the name is that function.
+                g.mutable = mutable;
+                g.arity = arity;
+                g.visible |= visible;
+                g.ty = Ty::Unknown;
+            }
+            None => {
+                let slot = self.ck.num_globals;
+                self.ck.num_globals += 1;
+                self.ck.globals.insert(
+                    name.to_string(),
+                    GlobalInfo {
+                        slot,
+                        mutable,
+                        ty: Ty::Unknown,
+                        arity,
+                        visible,
+                    },
+                );
+            }
+        }
+    }
+
+    fn fn_type(&mut self, decl: &ast::FnDecl) -> Ty {
+        let params = decl
+            .params
+            .iter()
+            .map(|p| p.ty.as_ref().map(|t| self.type_expr(t)).unwrap_or(Ty::Unknown))
+            .collect();
+        let ret = decl
+            .ret
+            .as_ref()
+            .map(|t| self.type_expr(t))
+            .unwrap_or(Ty::Unknown);
+        Ty::Fn(Some(params), Box::new(ret))
+    }
+
+    fn type_expr(&mut self, t: &ast::TypeExpr) -> Ty {
+        match &t.kind {
+            ast::TypeKind::Fn { params, ret } => {
+                let ps = params.iter().map(|p| self.type_expr(p)).collect();
+                Ty::Fn(Some(ps), Box::new(self.type_expr(ret)))
+            }
+            ast::TypeKind::Named { name, args } => {
+                let n = name.name.as_str();
+                let want = |this: &mut Self, k: usize| {
+                    if args.len() != k {
+                        this.err(Diagnostic::error(
+                            t.span,
+                            format!(
+                                "type `{n}` takes {k} type argument{}",
+                                if k == 1 { "" } else { "s" }
+                            ),
+                        ));
+                        return false;
+                    }
+                    true
+                };
+                match n {
+                    "Int" | "F64" | "Bool" | "Str" | "DType" | "Tape" | "Unit" | "Range"
+                        if !args.is_empty() =>
+                    {
+                        want(self, 0);
+                        Ty::Unknown
+                    }
+                    "Int" => Ty::Int,
+                    "F64" => Ty::F64,
+                    "Bool" => Ty::Bool,
+                    "Str" => Ty::Str,
+                    "DType" => Ty::DType,
+                    "Tape" => Ty::Tape,
+                    "Unit" => Ty::Unit,
+                    "Range" => Ty::Range,
+                    "Arr" | "Opt" => {
+                        if !want(self, 1) {
+                            return Ty::Unknown;
+                        }
+                        let inner = Box::new(self.type_expr(&args[0]));
+                        if n == "Arr" {
+                            Ty::Arr(inner)
+                        } else {
+                            Ty::Opt(inner)
+                        }
+                    }
+                    "Res" => {
+                        if !want(self, 2) {
+                            return Ty::Unknown;
+                        }
+                        Ty::Res(
+                            Box::new(self.type_expr(&args[0])),
+                            Box::new(self.type_expr(&args[1])),
+                        )
+                    }
+                    "Tensor" => match args.as_slice() {
+                        [] => Ty::Tensor(None),
+                        [a] => match &a.kind {
+                            ast::TypeKind::Named { name, args } if args.is_empty() => {
+                                match DType::from_name(&name.name) {
+                                    Some(d) => Ty::Tensor(Some(d)),
+                                    None => {
+                                        self.err(
+                                            Diagnostic::error(
+                                                a.span,
+                                                format!("unknown dtype `{}`", name.name),
+                                            )
+                                            .with_note("the dtypes are bool i8 i32 bf16 f16 f32 f64"),
+                                        );
+                                        Ty::Unknown
+                                    }
+                                }
+                            }
+                            _ => {
+                                self.err(Diagnostic::error(a.span, "expected a dtype name"));
+                                Ty::Unknown
+                            }
+                        },
+                        _ => {
+                            want(self, 1);
+                            Ty::Unknown
+                        }
+                    },
+                    other => match self.ck.structs.get(other) {
+                        Some((def, _)) if args.is_empty() => Ty::Struct(def.clone()),
+                        _ => {
+                            self.err(Diagnostic::error(name.span, format!("unknown type `{other}`")));
+                            Ty::Unknown
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    // -------------------------------------------------------------- lookup
+
+    fn find(&mut self, depth: usize, name: &str) -> Option<Found> {
+        let ctx = &self.fns[depth];
+        for scope in ctx.scopes.iter().rev() {
+            if let Some(l) = scope.iter().rev().find(|l| l.name == name) {
+                return Some(Found::Var {
+                    var: Var::Local(l.slot),
+                    ty: l.ty.clone(),
+                    mutable: l.mutable,
+                });
+            }
+        }
+        if let Some(i) = ctx.captures.iter().position(|c| c.0 == name) {
+            return Some(Found::Var {
+                var: Var::Capture(i as u32),
+                ty: ctx.captures[i].2.clone(),
+                mutable: false,
+            });
+        }
+        if let Some((n, ty)) = &ctx.self_name {
+            if n == name {
+                return Some(Found::SelfFn(ty.clone()));
+            }
+        }
+        if depth == 0 {
+            let top_level_code = self.fns.len() == 1;
+            return self.ck.globals.get(name).and_then(|g| {
+                if top_level_code && !g.visible {
+                    None
+                } else {
+                    Some(Found::Var {
+                        var: Var::Global(g.slot),
+                        ty: g.ty.clone(),
+                        mutable: g.mutable,
+                    })
+                }
+            });
+        }
+        let outer = self.find(depth - 1, name)?;
+        let (src, ty) = match outer {
+            Found::Var {
+                var: Var::Global(g),
+                ty,
+                mutable,
+                ..
+            } => {
+                return Some(Found::Var {
+                    var: Var::Global(g),
+                    ty,
+                    mutable,
+                })
+            }
+            Found::Var { var, ty, .. } => (Capture::Var(var), ty),
+            Found::SelfFn(ty) => (Capture::SelfFn, ty),
+        };
+        let ctx = &mut self.fns[depth];
+        ctx.captures.push((name.to_string(), src, ty.clone()));
+        Some(Found::Var {
+            var: Var::Capture((ctx.captures.len() - 1) as u32),
+            ty,
+            mutable: false,
+        })
+    }
+
+    fn lookup(&mut self, name: &str) -> Option<Found> {
+        let depth = self.fns.len() - 1;
+        self.find(depth, name)
+    }
+
+    fn global_arity(&self, var: Var) -> Option<usize> {
+        match var {
+            Var::Global(slot) => self
+                .ck
+                .globals
+                .values()
+                .find(|g| g.slot == slot)
+                .and_then(|g| g.arity),
+            _ => None,
+        }
+    }
+
+    /// Declares a local (or, directly at top level, a global) and returns
+    /// where it lives.
+    fn declare(&mut self, name: &str, mutable: bool, ty: Ty) -> Var {
+        if self.at_top_level() {
+            if let Some(g) = self.ck.globals.get_mut(name) {
+                g.visible = true;
+                g.ty = ty;
+                g.mutable = mutable;
+                return Var::Global(g.slot);
+            }
+            self.declare_global(name, mutable, None, true);
+            if let Some(g) = self.ck.globals.get_mut(name) {
+                g.ty = ty;
+                return Var::Global(g.slot);
+            }
+        }
+        let ctx = self.cur();
+        let slot = ctx.num_locals;
+        ctx.num_locals += 1;
+        let n = ctx.scopes.len() - 1;
+        ctx.scopes[n].push(Local {
+            name: name.to_string(),
+            slot,
+            mutable,
+            ty,
+        });
+        Var::Local(slot)
+    }
+
+    // ---------------------------------------------------------- statements
+
+    fn block(&mut self, b: &ast::Block) -> (Vec<hir::Stmt>, Ty) {
+        self.cur().scopes.push(Vec::new());
+        let mut out = Vec::new();
+        let mut ty = Ty::Unit;
+        for (i, s) in b.stmts.iter().enumerate() {
+            let t = self.stmt(s, &mut out);
+            if i + 1 == b.stmts.len() {
+                ty = t;
+            }
+        }
+        self.cur().scopes.pop();
+        if !matches!(out.last(), Some(hir::Stmt::Expr(_))) {
+            ty = Ty::Unit;
+        }
+        (out, ty)
+    }
+
+    /// Resolves one statement into `out`; returns its type when it is an
+    /// expression statement (`Unit` otherwise).
+    fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<hir::Stmt>) -> Ty {
+        match &s.kind {
+            StmtKind::Let {
+                mutable,
+                name,
+                ty,
+                value,
+            } => {
+                let (v, vty) = self.expr(value);
+                let ann = ty.as_ref().map(|t| self.type_expr(t));
+                let mut check = None;
+                let bind_ty = match ann {
+                    Some(ann) => {
+                        if !vty.fits(&ann) {
+                            self.err(
+                                Diagnostic::error(
+                                    value.span,
+                                    format!("`{}` is annotated `{ann}` but this value is `{vty}`", name.name),
+                                )
+                                .with_label(format!("this is {vty}"))
+                                .with_secondary(
+                                    ty.as_ref().map(|t| t.span).unwrap_or(name.span),
+                                    "annotation",
+                                ),
+                            );
+                        }
+                        if vty != ann {
+                            check = Some(RtType::from_ty(&ann));
+                        }
+                        ann
+                    }
+                    None if *mutable => Ty::Unknown,
+                    None => vty,
+                };
+                let var = self.declare(&name.name, *mutable, bind_ty);
+                out.push(hir::Stmt::Let { var, value: v, check });
+                Ty::Unit
+            }
+            StmtKind::Assign { target, op, value } => {
+                self.assign(target, *op, value, s.span, out);
+                Ty::Unit
+            }
+            StmtKind::Fn(decl) => {
+                // A named function below top level: a closure bound to a local.
+                let name = decl.name.as_ref().map(|n| n.name.clone()).unwrap_or_default();
+                let fty = self.fn_type(decl);
+                let var = self.declare(&name, false, fty);
+                let (kind, _) = self.closure(decl, Some(name));
+                out.push(hir::Stmt::Let {
+                    var,
+                    value: expr(kind, decl.span),
+                    check: None,
+                });
+                Ty::Unit
+            }
+            StmtKind::Struct(decl) => {
+                if !self.at_top_level() {
+                    self.err(Diagnostic::error(
+                        decl.name.span,
+                        "structs can only be declared at top level",
+                    ));
+                }
+                Ty::Unit
+            }
+            StmtKind::Expr(e) => {
+                let (h, ty) = self.expr(e);
+                out.push(hir::Stmt::Expr(h));
+                ty
+            }
+            StmtKind::Return(e) => {
+                if self.fns.len() == 1 {
+                    self.err(Diagnostic::error(s.span, "`return` outside a function"));
+                }
+                let v = e.as_ref().map(|e| {
+                    let (h, ty) = self.expr(e);
+                    if let Some(ret) = self.cur().ret.clone() {
+                        if !ty.fits(&ret) {
+                            self.err(
+                                Diagnostic::error(
+                                    e.span,
+                                    format!("this function returns `{ret}` but this value is `{ty}`"),
+                                )
+                                .with_label(format!("this is {ty}")),
+                            );
+                        }
+                    }
+                    h
+                });
+                out.push(hir::Stmt::Return(v, s.span));
+                Ty::Unit
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                if self.cur().loop_depth == 0 {
+                    let what = if s.kind == StmtKind::Break {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.err(Diagnostic::error(s.span, format!("`{what}` outside a loop")));
+                }
+                out.push(if s.kind == StmtKind::Break {
+                    hir::Stmt::Break
+                } else {
+                    hir::Stmt::Continue
+                });
+                Ty::Unit
+            }
+            StmtKind::Import(_) => {
+                self.err(
+                    Diagnostic::error(s.span, "`import` is reserved but not supported yet")
+                        .with_note("a program is one file; the standard library is always available"),
+                );
+                Ty::Unit
+            }
+            StmtKind::Error => Ty::Unit,
+        }
+    }
+
+    fn assign(
+        &mut self,
+        target: &ast::Expr,
+        op: Option<BinOp>,
+        value: &ast::Expr,
+        span: Span,
+        out: &mut Vec<hir::Stmt>,
+    ) {
+        let (v, vty) = self.expr(value);
+        let Some((root, path, root_ty)) = self.lvalue(target, "assign to") else {
+            return;
+        };
+        let mut check = None;
+        if path.is_empty() && op.is_none() && root_ty.is_known() {
+            if !vty.fits(&root_ty) {
+                self.err(
+                    Diagnostic::error(
+                        value.span,
+                        format!("cannot assign a `{vty}` to a variable of type `{root_ty}`"),
+                    )
+                    .with_label(format!("this is {vty}")),
+                );
+            }
+            if vty != root_ty {
+                check = Some(RtType::from_ty(&root_ty));
+            }
+        }
+        out.push(hir::Stmt::Assign {
+            root,
+            path,
+            op,
+            value: v,
+            span,
+            check,
+        });
+    }
+
+    /// Resolves an assignment target: a mutable variable followed by any
+    /// chain of indexing and field access.
+    fn lvalue(&mut self, target: &ast::Expr, what: &str) -> Option<(Var, Vec<hir::PathElem>, Ty)> {
+        match &target.kind {
+            A::Name(n) => match self.lookup(n) {
+                Some(Found::Var { var, ty, mutable }) => {
+                    if let Var::Capture(_) = var {
+                        self.err(
+                            Diagnostic::error(target.span, format!("cannot {what} `{n}`: it is captured by this closure"))
+                                .with_note("closures capture variables by value, so the closure's copy cannot change the original"),
+                        );
+                        return None;
+                    }
+                    if !mutable {
+                        self.err(
+                            Diagnostic::error(
+                                target.span,
+                                format!("cannot {what} `{n}`: it is not declared with `var`"),
+                            )
+                            .with_label("immutable")
+                            .with_note(format!("declare it with `var {n} = …` to make it mutable")),
+                        );
+                        return None;
+                    }
+                    Some((var, Vec::new(), ty))
+                }
+                Some(Found::SelfFn(_)) => {
+                    self.err(Diagnostic::error(
+                        target.span,
+                        format!("cannot {what} the function `{n}`"),
+                    ));
+                    None
+                }
+                None => {
+                    self.err(
+                        Diagnostic::error(target.span, format!("unknown name `{n}`"))
+                            .with_label("not defined"),
+                    );
+                    None
+                }
+            },
+            A::Index { base, items } => {
+                let (root, mut path, _) = self.lvalue(base, what)?;
+                let items = self.index_items(items);
+                path.push(hir::PathElem::Index(items, target.span));
+                Some((root, path, Ty::Unknown))
+            }
+            A::Field { base, name } => {
+                let (root, mut path, _) = self.lvalue(base, what)?;
+                path.push(hir::PathElem::Field(name.name.as_str().into(), name.span));
+                Some((root, path, Ty::Unknown))
+            }
+            _ => {
+                self.err(
+                    Diagnostic::error(target.span, format!("cannot {what} this expression")).with_note(
+                        "the target must be a variable, optionally indexed or with fields: `a[i].f = v`",
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    // ---------------------------------------------------------- functions
+
+    /// Resolves a top-level function, which never captures anything.
+    fn function(&mut self, decl: &ast::FnDecl, self_name: Option<(String, Ty)>) -> hir::Function {
+        let mut captures = Vec::new();
+        self.function_with_captures(decl, self_name, &mut captures)
+    }
+
+    fn closure(&mut self, decl: &ast::FnDecl, self_name: Option<String>) -> (H, Ty) {
+        let fty = self.fn_type(decl);
+        let self_name = self_name.map(|n| (n, fty.clone()));
+        let mut ctx_captures = Vec::new();
+        let func = Rc::new(self.function_with_captures(decl, self_name, &mut ctx_captures));
+        (
+            H::Closure {
+                func,
+                captures: ctx_captures,
+            },
+            fty,
+        )
+    }
+
+    fn function_with_captures(
+        &mut self,
+        decl: &ast::FnDecl,
+        self_name: Option<(String, Ty)>,
+        captures: &mut Vec<Capture>,
+    ) -> hir::Function {
+        // Resolves the body in a fresh context. `self_name` lets a nested
+        // named function call itself; `captures` receives what the body
+        // reads from enclosing functions, in capture-slot order.
+        let mut ctx = FnCtx::new();
+        ctx.self_name = self_name;
+        ctx.ret = decl.ret.as_ref().map(|t| self.type_expr(t));
+        self.fns.push(ctx);
+        let mut params = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
+        for p in &decl.params {
+            if seen.contains(&p.name.name.as_str()) {
+                self.err(Diagnostic::error(
+                    p.name.span,
+                    format!("parameter `{}` is declared twice", p.name.name),
+                ));
+            }
+            seen.push(&p.name.name);
+            let ty = p.ty.as_ref().map(|t| self.type_expr(t));
+            self.declare(&p.name.name, false, ty.clone().unwrap_or(Ty::Unknown));
+            params.push((p.name.name.as_str().into(), ty.as_ref().map(RtType::from_ty)));
+        }
+        let (stmts, body_ty) = self.block(&decl.body);
+        let ctx = self.fns.pop();
+        let ret = ctx.as_ref().and_then(|c| c.ret.clone());
+        if let Some(ret) = &ret {
+            if !body_ty.fits(ret)
+                && !matches!(decl.body.stmts.last().map(|s| &s.kind), Some(StmtKind::Return(_)))
+            {
+                self.err(
+                    Diagnostic::error(
+                        decl.body.span,
+                        format!("this function returns `{ret}` but its body ends with a `{body_ty}`"),
+                    )
+                    .with_label(format!("this is {body_ty}")),
+                );
+            }
+        }
+        if let Some(c) = &ctx {
+            captures.extend(c.captures.iter().map(|(_, src, _)| *src));
+        }
+        let name = decl
+            .name
+            .as_ref()
+            .map(|n| n.name.as_str())
+            .unwrap_or("<anonymous>");
+        hir::Function {
+            name: name.into(),
+            params,
+            ret: ret.as_ref().map(RtType::from_ty),
+            num_locals: ctx.map(|c| c.num_locals).unwrap_or(0),
+            body: expr(H::Block(stmts), decl.body.span),
+            span: decl.span,
+        }
+    }
+
+    // --------------------------------------------------------- expressions
+
+    fn expr(&mut self, e: &ast::Expr) -> (hir::Expr, Ty) {
+        self.depth += 1;
+        let r = if self.depth > MAX_NESTING {
+            if self.depth == MAX_NESTING + 1 {
+                self.err(Diagnostic::error(e.span, "expression nested too deeply"));
+            }
+            (expr(H::Unit, e.span), Ty::Unknown)
+        } else {
+            self.expr_inner(e)
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn cond(&mut self, e: &ast::Expr, what: &str) -> hir::Expr {
+        let (h, ty) = self.expr(e);
+        if ty.is_known() && ty != Ty::Bool {
+            self.err(
+                Diagnostic::error(e.span, format!("{what} must be a Bool, not `{ty}`"))
+                    .with_label(format!("this is {ty}")),
+            );
+        }
+        h
+    }
+
+    fn expr_inner(&mut self, e: &ast::Expr) -> (hir::Expr, Ty) {
+        let span = e.span;
+        let (kind, ty) = match &e.kind {
+            A::Int(v) => (H::Int(*v), Ty::Int),
+            A::Float(v) => (H::Float(*v), Ty::F64),
+            A::Str(s) => (H::Str(Rc::new(s.clone())), Ty::Str),
+            A::Bool(b) => (H::Bool(*b), Ty::Bool),
+            A::Name(n) => self.name(n, span),
+            A::List(items) => {
+                let mut hs = Vec::new();
+                let mut tys = Vec::new();
+                for it in items {
+                    let (h, t) = self.expr(it);
+                    hs.push(h);
+                    tys.push(t);
+                }
+                let numeric = |t: &Ty| matches!(t, Ty::Int | Ty::F64 | Ty::Tensor(Some(DType::F64)));
+                let ty = if !tys.is_empty() && tys.iter().all(numeric) {
+                    Ty::Tensor(Some(DType::F64))
+                } else if !tys.is_empty()
+                    && tys
+                        .iter()
+                        .all(|t| matches!(t, Ty::Bool | Ty::Tensor(Some(DType::Bool))))
+                {
+                    Ty::Tensor(Some(DType::Bool))
+                } else if tys.is_empty() {
+                    Ty::Arr(Box::new(Ty::Unknown))
+                } else if tys
+                    .iter()
+                    .any(|t| t.is_known() && !matches!(t, Ty::Int | Ty::F64 | Ty::Bool | Ty::Tensor(_)))
+                {
+                    let first = tys[0].clone();
+                    Ty::Arr(Box::new(tys.iter().skip(1).fold(first, |a, b| join(a, b))))
+                } else {
+                    Ty::Unknown
+                };
+                (H::List(hs), ty)
+            }
+            A::Neg(a) => {
+                let (h, t) = self.expr(a);
+                let ty = match t {
+                    Ty::Int | Ty::F64 | Ty::Tensor(_) | Ty::Unknown => t,
+                    other => {
+                        self.err(
+                            Diagnostic::error(span, format!("cannot negate a `{other}`"))
+                                .with_label(format!("this is {other}")),
+                        );
+                        Ty::Unknown
+                    }
+                };
+                (H::Neg(Box::new(h)), ty)
+            }
+            A::Not(a) => (H::Not(Box::new(self.cond(a, "the operand of `not`"))), Ty::Bool),
+            A::And(a, b) => {
+                let (ha, hb) = (
+                    self.cond(a, "the operand of `and`"),
+                    self.cond(b, "the operand of `and`"),
+                );
+                (H::And(Box::new(ha), Box::new(hb)), Ty::Bool)
+            }
+            A::Or(a, b) => {
+                let (ha, hb) = (
+                    self.cond(a, "the operand of `or`"),
+                    self.cond(b, "the operand of `or`"),
+                );
+                (H::Or(Box::new(ha), Box::new(hb)), Ty::Bool)
+            }
+            A::Binary(op, a, b) => {
+                let (ha, ta) = self.expr(a);
+                let (hb, tb) = self.expr(b);
+                let ty = self.binary_type(*op, &ta, &tb, span);
+                (H::Binary(*op, Box::new(ha), Box::new(hb)), ty)
+            }
+            A::Call { callee, args } => self.call(callee, args, span),
+            A::MethodCall {
+                receiver,
+                method,
+                args,
+            } => self.method(receiver, method, args),
+            A::Field { base, name } => {
+                let (h, t) = self.expr(base);
+                let ty = self.field_type(&t, name);
+                (H::Field(Box::new(h), name.name.as_str().into()), ty)
+            }
+            A::Index { base, items } => {
+                let (h, t) = self.expr(base);
+                let all_single = items.iter().all(|i| matches!(i, ast::IndexItem::Single(_)));
+                let hitems = self.index_items(items);
+                let ty = match &t {
+                    Ty::Arr(el) if all_single && items.len() == 1 => (**el).clone(),
+                    Ty::Arr(_) if items.len() == 1 => t.clone(),
+                    Ty::Str if items.len() == 1 => Ty::Str,
+                    Ty::Tensor(d) => Ty::Tensor(*d),
+                    Ty::Unknown => Ty::Unknown,
+                    other => {
+                        if !matches!(other, Ty::Arr(_) | Ty::Str) {
+                            self.err(
+                                Diagnostic::error(span, format!("a `{other}` cannot be indexed"))
+                                    .with_label(format!("this is {other}")),
+                            );
+                        } else {
+                            self.err(Diagnostic::error(
+                                span,
+                                format!("a `{other}` takes exactly one index"),
+                            ));
+                        }
+                        Ty::Unknown
+                    }
+                };
+                (H::Index(Box::new(h), hitems), ty)
+            }
+            A::Try(inner) => {
+                let (h, t) = self.expr(inner);
+                if self.fns.len() == 1 {
+                    self.err(
+                        Diagnostic::error(span, "`?` can only be used inside a function")
+                            .with_note("`?` returns the `Err` (or `None`) from the enclosing function"),
+                    );
+                } else if let Some(ret) = self.cur().ret.clone() {
+                    let ok = match (&t, &ret) {
+                        (Ty::Res(..), Ty::Res(..)) | (Ty::Opt(_), Ty::Opt(_)) => true,
+                        (_, Ty::Res(..) | Ty::Opt(_) | Ty::Unknown) => true,
+                        _ => false,
+                    };
+                    if !ok {
+                        self.err(Diagnostic::error(
+                            span,
+                            format!("`?` in a function that returns `{ret}`; it needs a function returning `Res` or `Opt`"),
+                        ));
+                    }
+                }
+                let ty = match t {
+                    Ty::Res(ok, _) => *ok,
+                    Ty::Opt(v) => *v,
+                    Ty::Unknown => Ty::Unknown,
+                    other => {
+                        self.err(
+                            Diagnostic::error(span, format!("`?` needs a `Res` or `Opt`, not `{other}`"))
+                                .with_label(format!("this is {other}")),
+                        );
+                        Ty::Unknown
+                    }
+                };
+                (H::Try(Box::new(h)), ty)
+            }
+            A::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.cond(cond, "an `if` condition");
+                let (ts, tt) = self.block(then);
+                let then_e = expr(H::Block(ts), then.span);
+                match otherwise {
+                    Some(o) => {
+                        let (oh, ot) = self.expr(o);
+                        (
+                            H::If(Box::new(c), Box::new(then_e), Some(Box::new(oh))),
+                            join(tt, &ot),
+                        )
+                    }
+                    None => (H::If(Box::new(c), Box::new(then_e), None), Ty::Unit),
+                }
+            }
+            A::While { cond, body } => {
+                let c = self.cond(cond, "a `while` condition");
+                self.cur().loop_depth += 1;
+                let (bs, _) = self.block(body);
+                self.cur().loop_depth -= 1;
+                (
+                    H::While(Box::new(c), Box::new(expr(H::Block(bs), body.span))),
+                    Ty::Unit,
+                )
+            }
+            A::For { var, iter, body } => {
+                let (ih, it) = self.expr(iter);
+                let el = match &it {
+                    Ty::Range => Ty::Int,
+                    Ty::Arr(t) => (**t).clone(),
+                    Ty::Str => Ty::Str,
+                    Ty::Tensor(d) => Ty::Tensor(*d),
+                    Ty::Unknown => Ty::Unknown,
+                    other => {
+                        self.err(
+                            Diagnostic::error(iter.span, format!("cannot iterate over a `{other}`"))
+                                .with_label(format!("this is {other}")),
+                        );
+                        Ty::Unknown
+                    }
+                };
+                self.cur().scopes.push(Vec::new());
+                let slot = match self.declare_local(&var.name, el) {
+                    Var::Local(s) => s,
+                    _ => 0,
+                };
+                self.cur().loop_depth += 1;
+                let (bs, _) = self.block(body);
+                self.cur().loop_depth -= 1;
+                self.cur().scopes.pop();
+                (
+                    H::For {
+                        slot,
+                        iter: Box::new(ih),
+                        body: Box::new(expr(H::Block(bs), body.span)),
+                    },
+                    Ty::Unit,
+                )
+            }
+            A::Match { scrutinee, arms } => {
+                let (sh, st) = self.expr(scrutinee);
+                let mut harms = Vec::new();
+                let mut ty: Option<Ty> = None;
+                for arm in arms {
+                    self.cur().scopes.push(Vec::new());
+                    let pattern = self.pattern(&arm.pattern, &st);
+                    let (body, bt) = self.expr(&arm.body);
+                    self.cur().scopes.pop();
+                    ty = Some(match ty {
+                        None => bt,
+                        Some(t) => join(t, &bt),
+                    });
+                    harms.push(hir::MatchArm { pattern, body });
+                }
+                (H::Match(Box::new(sh), harms), ty.unwrap_or(Ty::Unit))
+            }
+            A::Block(b) => {
+                let (stmts, ty) = self.block(b);
+                (H::Block(stmts), ty)
+            }
+            A::Lambda(decl) => self.closure(decl, None),
+            A::StructLit { name, fields } => self.struct_lit(name, fields, span),
+            A::Error => (H::Unit, Ty::Unknown),
+        };
+        (expr(kind, span), ty)
+    }
+
+    /// Declares a local even at top level (loop variables and pattern
+    /// bindings never become globals).
+    fn declare_local(&mut self, name: &str, ty: Ty) -> Var {
+        let ctx = self.cur();
+        let slot = ctx.num_locals;
+        ctx.num_locals += 1;
+        let n = ctx.scopes.len() - 1;
+        ctx.scopes[n].push(Local {
+            name: name.to_string(),
+            slot,
+            mutable: false,
+            ty,
+        });
+        Var::Local(slot)
+    }
+
+    fn name(&mut self, n: &str, span: Span) -> (H, Ty) {
+        match self.lookup(n) {
+            Some(Found::Var { var, ty, .. }) => return (H::Load(var), ty),
+            Some(Found::SelfFn(ty)) => return (H::SelfFn, ty),
+            None => {}
+        }
+        match n {
+            "nan" => return (H::Float(f64::NAN), Ty::F64),
+            "inf" => return (H::Float(f64::INFINITY), Ty::F64),
+            "pi" => return (H::Float(std::f64::consts::PI), Ty::F64),
+            "None" => return (H::NoneValue, Ty::Opt(Box::new(Ty::Unknown))),
+            _ => {}
+        }
+        if let Some(d) = DType::from_name(n) {
+            return (H::DType(d), Ty::DType);
+        }
+        if Builtin::from_name(n).is_some() {
+            self.err(
+                Diagnostic::error(span, format!("the builtin `{n}` can only be called")).with_note(format!(
+                    "wrap it in a function to pass it around: `fn(x) {{ {n}(x) }}`"
+                )),
+            );
+        } else if self.ck.structs.contains_key(n) {
+            self.err(Diagnostic::error(
+                span,
+                format!("`{n}` is a struct type; build one with `{n} {{ … }}`"),
+            ));
+        } else if self.ck.globals.contains_key(n) && self.fns.len() == 1 {
+            self.err(
+                Diagnostic::error(span, format!("`{n}` is used before its definition"))
+                    .with_label("not defined yet at this point"),
+            );
+        } else {
+            self.err(Diagnostic::error(span, format!("unknown name `{n}`")).with_label("not defined"));
+        }
+        (H::Unit, Ty::Unknown)
+    }
+
+    fn binary_type(&mut self, op: BinOp, a: &Ty, b: &Ty, span: Span) -> Ty {
+        if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
+            return if op.is_comparison() {
+                Ty::Tensor(Some(DType::Bool))
+            } else {
+                Ty::Tensor(None)
+            };
+        }
+        if !a.is_known() || !b.is_known() {
+            return match op {
+                BinOp::Eq | BinOp::Ne => Ty::Bool,
+                _ => Ty::Unknown,
+            };
+        }
+        match host_binop(op, a, b) {
+            Some(t) => t,
+            None => {
+                if is_host_scalar(a) && is_host_scalar(b)
+                    || matches!((a, b), (Ty::Arr(_), _) | (_, Ty::Arr(_)))
+                {
+                    self.err(
+                        Diagnostic::error(span, format!("cannot apply `{}` to `{a}` and `{b}`", op.symbol()))
+                            .with_label(format!("{a} {} {b}", op.symbol())),
+                    );
+                }
+                Ty::Unknown
+            }
+        }
+    }
+
+    fn field_type(&mut self, t: &Ty, name: &ast::Ident) -> Ty {
+        match t {
+            Ty::Struct(def) => match def.field_index(&name.name) {
+                Some(i) => self
+                    .ck
+                    .structs
+                    .get(&*def.name)
+                    .and_then(|(_, tys)| tys.get(i).cloned())
+                    .unwrap_or(Ty::Unknown),
+                None => {
+                    self.err(
+                        Diagnostic::error(
+                            name.span,
+                            format!("struct `{}` has no field `{}`", def.name, name.name),
+                        )
+                        .with_note(format!("its fields are: {}", def.fields.join(", "))),
+                    );
+                    Ty::Unknown
+                }
+            },
+            Ty::Tensor(d) => match name.name.as_str() {
+                "dtype" => Ty::DType,
+                "shape" => Ty::Arr(Box::new(Ty::Int)),
+                "ndim" => Ty::Int,
+                "T" => Ty::Tensor(*d),
+                _ => Ty::Unknown,
+            },
+            Ty::Unknown | Ty::Tape => Ty::Unknown,
+            other => {
+                self.err(
+                    Diagnostic::error(name.span, format!("a `{other}` has no field `{}`", name.name))
+                        .with_label(format!("this is a field of a {other}")),
+                );
+                Ty::Unknown
+            }
+        }
+    }
+
+    fn index_items(&mut self, items: &[ast::IndexItem]) -> Vec<hir::IndexItem> {
+        items
+            .iter()
+            .map(|it| match it {
+                ast::IndexItem::Single(e) => hir::IndexItem::Single(self.expr(e).0),
+                ast::IndexItem::Slice { start, stop, step } => hir::IndexItem::Slice {
+                    start: start.as_ref().map(|e| self.expr(e).0),
+                    stop: stop.as_ref().map(|e| self.expr(e).0),
+                    step: step.as_ref().map(|e| self.expr(e).0),
+                },
+            })
+            .collect()
+    }
+
+    fn args(&mut self, args: &[ast::Arg]) -> (Vec<hir::Arg>, Vec<Ty>) {
+        let mut out = Vec::new();
+        let mut tys = Vec::new();
+        let mut seen_kw = false;
+        for a in args {
+            let (h, t) = self.expr(&a.value);
+            match &a.name {
+                Some(n) => {
+                    seen_kw = true;
+                    out.push(hir::Arg::Named(n.name.as_str().into(), h, n.span));
+                }
+                None => {
+                    if seen_kw {
+                        self.err(Diagnostic::error(
+                            a.value.span,
+                            "a positional argument cannot follow a keyword argument",
+                        ));
+                    }
+                    tys.push(t);
+                    out.push(hir::Arg::Pos(h));
+                }
+            }
+        }
+        (out, tys)
+    }
+
+    fn positional_only(&mut self, args: &[ast::Arg], what: &str) -> (Vec<hir::Expr>, Vec<Ty>) {
+        let mut out = Vec::new();
+        let mut tys = Vec::new();
+        for a in args {
+            if let Some(n) = &a.name {
+                self.err(
+                    Diagnostic::error(n.span, format!("{what} takes no keyword arguments"))
+                        .with_note("keyword arguments are for builtin operations"),
+                );
+            }
+            let (h, t) = self.expr(&a.value);
+            out.push(h);
+            tys.push(t);
+        }
+        (out, tys)
+    }
+
+    fn arity_error(&mut self, span: Span, name: &str, want: String, got: usize) {
+        self.err(
+            Diagnostic::error(
+                span,
+                format!(
+                    "`{name}` takes {want} argument{}, but {got} {} given",
+                    if want == "1" { "" } else { "s" },
+                    if got == 1 { "was" } else { "were" }
+                ),
+            )
+            .with_label(format!("{got} argument{}", if got == 1 { "" } else { "s" })),
+        );
+    }
+
+    fn call(&mut self, callee: &ast::Expr, args: &[ast::Arg], span: Span) -> (H, Ty) {
+        if let A::Name(n) = &callee.kind {
+            match self.lookup(n) {
+                Some(Found::Var { var, ty, .. }) => {
+                    let (hargs, tys) = self.positional_only(args, &format!("`{n}`"));
+                    let arity = self.global_arity(var).or(match &ty {
+                        Ty::Fn(Some(ps), _) => Some(ps.len()),
+                        _ => None,
+                    });
+                    if let Some(k) = arity {
+                        if k != hargs.len() {
+                            self.arity_error(span, n, k.to_string(), hargs.len());
+                        }
+                    }
+                    let ret = self.call_result(&ty, &tys, span, n);
+                    return match var {
+                        Var::Global(slot) => (H::CallGlobal(slot, hargs), ret),
+                        v => (H::Call(Box::new(expr(H::Load(v), callee.span)), hargs), ret),
+                    };
+                }
+                Some(Found::SelfFn(ty)) => {
+                    let (hargs, tys) = self.positional_only(args, &format!("`{n}`"));
+                    if let Ty::Fn(Some(ps), _) = &ty {
+                        if ps.len() != hargs.len() {
+                            self.arity_error(span, n, ps.len().to_string(), hargs.len());
+                        }
+                    }
+                    let ret = self.call_result(&ty, &tys, span, n);
+                    return (H::Call(Box::new(expr(H::SelfFn, callee.span)), hargs), ret);
+                }
+                None => {}
+            }
+            if let Some(b) = Builtin::from_name(n) {
+                let (hargs, tys) = self.args(args);
+                let sig = b.signature();
+                let npos = tys.len();
+                if npos < sig.min || sig.max.is_some_and(|m| npos > m) {
+                    let want = match sig.max {
+                        Some(m) if m == sig.min => m.to_string(),
+                        Some(m) => format!("{} to {}", sig.min, m),
+                        None => format!("at least {}", sig.min),
+                    };
+                    self.arity_error(span, n, want, npos);
+                }
+                for a in &hargs {
+                    if let hir::Arg::Named(k, _, ks) = a {
+                        if !sig.keywords.contains(&&**k) {
+                            self.err(Diagnostic::error(
+                                *ks,
+                                format!("`{n}` has no keyword argument `{k}`"),
+                            ));
+                        }
+                    }
+                }
+                let ty = b.result_type(&tys);
+                return (H::Builtin(b, hargs), ty);
+            }
+            if self.ck.structs.contains_key(n) {
+                self.err(Diagnostic::error(
+                    callee.span,
+                    format!("`{n}` is a struct; build one with `{n} {{ field: value, … }}`"),
+                ));
+            } else if self.ck.globals.contains_key(n) && self.fns.len() == 1 {
+                self.err(
+                    Diagnostic::error(callee.span, format!("`{n}` is used before its definition"))
+                        .with_label("not defined yet at this point"),
+                );
+            } else {
+                self.err(
+                    Diagnostic::error(callee.span, format!("unknown function `{n}`"))
+                        .with_label("not defined"),
+                );
+            }
+            self.args(args);
+            return (H::Unit, Ty::Unknown);
+        }
+        let (ch, cty) = self.expr(callee);
+        let (hargs, tys) = self.positional_only(args, "a function value");
+        let ret = self.call_result(&cty, &tys, span, "this value");
+        (H::Call(Box::new(ch), hargs), ret)
+    }
+
+    fn call_result(&mut self, callee: &Ty, args: &[Ty], span: Span, name: &str) -> Ty {
+        match callee {
+            Ty::Fn(params, ret) => {
+                if let Some(ps) = params {
+                    for (i, (a, p)) in args.iter().zip(ps).enumerate() {
+                        if !a.fits(p) {
+                            self.err(Diagnostic::error(
+                                span,
+                                format!("argument {} of `{name}` must be `{p}`, not `{a}`", i + 1),
+                            ));
+                        }
+                    }
+                }
+                (**ret).clone()
+            }
+            Ty::Unknown => Ty::Unknown,
+            other => {
+                self.err(Diagnostic::error(
+                    span,
+                    format!("a `{other}` is not a function and cannot be called"),
+                ));
+                Ty::Unknown
+            }
+        }
+    }
+
+    fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Arg]) -> (H, Ty) {
+        let name = method.name.as_str();
+        let mutating = matches!(name, "push" | "pop" | "insert" | "remove");
+        if mutating && matches!(receiver.kind, A::Name(_) | A::Index { .. } | A::Field { .. }) {
+            // Peek at the receiver's type and mutability without reporting:
+            // a non-lvalue receiver falls through to an ordinary method call.
+            if let Some(rt) = self.lvalue_type(receiver) {
+                if matches!(rt, (Ty::Arr(_), _) | (Ty::Unknown, true)) {
+                    if !rt.1 {
+                        // Known Arr, immutable root: report it properly.
+                        self.lvalue(receiver, &format!("call `{name}` on"));
+                        return (H::Unit, Ty::Unknown);
+                    }
+                    let Some((root, path, _)) = self.lvalue(receiver, &format!("call `{name}` on")) else {
+                        return (H::Unit, Ty::Unknown);
+                    };
+                    let (hargs, _) = self.args(args);
+                    let ty = host_method_type(&rt.0, name);
+                    return (
+                        H::MutMethod {
+                            root,
+                            path,
+                            name: name.into(),
+                            args: hargs,
+                        },
+                        ty,
+                    );
+                }
+            }
+        }
+        let (rh, rty) = self.expr(receiver);
+        if let Ty::Struct(def) = &rty {
+            if def.field_index(name).is_none() {
+                self.err(
+                    Diagnostic::error(
+                        method.span,
+                        format!("struct `{}` has no field or method `{name}`", def.name),
+                    )
+                    .with_note(format!("its fields are: {}", def.fields.join(", "))),
+                );
+            }
+        } else if let Some(list) = host_methods(&rty) {
+            if !list.contains(&name)
+                && !(matches!(rty, Ty::Int | Ty::F64) && crate::builtins::MathFn::from_name(name).is_some())
+            {
+                self.err(
+                    Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
+                        .with_label(format!("`{rty}` has no method `{name}`")),
+                );
+            }
+        }
+        let (hargs, _) = self.args(args);
+        let ty = host_method_type(&rty, name);
+        (
+            H::Method {
+                receiver: Box::new(rh),
+                name: name.into(),
+                args: hargs,
+            },
+            ty,
+        )
+    }
+
+    /// The static type of an lvalue expression and whether its root is a
+    /// mutable, assignable variable — without reporting anything.
+    fn lvalue_type(&mut self, e: &ast::Expr) -> Option<(Ty, bool)> {
+        match &e.kind {
+            A::Name(n) => match self.lookup(n)? {
+                Found::Var { var, ty, mutable } => Some((ty, mutable && !matches!(var, Var::Capture(_)))),
+                Found::SelfFn(_) => None,
+            },
+            A::Index { base, .. } => {
+                let (t, m) = self.lvalue_type(base)?;
+                Some((
+                    match t {
+                        Ty::Arr(el) => *el,
+                        _ => Ty::Unknown,
+                    },
+                    m,
+                ))
+            }
+            A::Field { base, name } => {
+                let (t, m) = self.lvalue_type(base)?;
+                Some((
+                    match t {
+                        Ty::Struct(def) => def
+                            .field_index(&name.name)
+                            .and_then(|i| {
+                                self.ck
+                                    .structs
+                                    .get(&*def.name)
+                                    .and_then(|(_, tys)| tys.get(i).cloned())
+                            })
+                            .unwrap_or(Ty::Unknown),
+                        _ => Ty::Unknown,
+                    },
+                    m,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    fn struct_lit(&mut self, name: &ast::Ident, fields: &[(ast::Ident, ast::Expr)], span: Span) -> (H, Ty) {
+        let Some((def, tys)) = self.ck.structs.get(&name.name).cloned() else {
+            self.err(
+                Diagnostic::error(name.span, format!("unknown struct `{}`", name.name))
+                    .with_label("not defined"),
+            );
+            for (_, e) in fields {
+                self.expr(e);
+            }
+            return (H::Unit, Ty::Unknown);
+        };
+        let mut slots: Vec<Option<hir::Expr>> = (0..def.fields.len()).map(|_| None).collect();
+        for (fname, fe) in fields {
+            let (h, t) = self.expr(fe);
+            match def.field_index(&fname.name) {
+                Some(i) => {
+                    if slots[i].is_some() {
+                        self.err(Diagnostic::error(
+                            fname.span,
+                            format!("field `{}` is given twice", fname.name),
+                        ));
+                    }
+                    if let Some(want) = tys.get(i) {
+                        if !t.fits(want) {
+                            self.err(
+                                Diagnostic::error(
+                                    fe.span,
+                                    format!("field `{}` is `{want}` but this value is `{t}`", fname.name),
+                                )
+                                .with_label(format!("this is {t}")),
+                            );
+                        }
+                    }
+                    slots[i] = Some(h);
+                }
+                None => self.err(
+                    Diagnostic::error(
+                        fname.span,
+                        format!("struct `{}` has no field `{}`", def.name, fname.name),
+                    )
+                    .with_note(format!("its fields are: {}", def.fields.join(", "))),
+                ),
+            }
+        }
+        let missing: Vec<&str> = def
+            .fields
+            .iter()
+            .zip(&slots)
+            .filter(|(_, s)| s.is_none())
+            .map(|(f, _)| &**f)
+            .collect();
+        if !missing.is_empty() {
+            self.err(Diagnostic::error(
+                span,
+                format!(
+                    "missing field{} {} in `{}`",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", "),
+                    def.name
+                ),
+            ));
+            return (H::Unit, Ty::Unknown);
+        }
+        let fields = slots.into_iter().flatten().collect();
+        (
+            H::StructLit {
+                def: def.clone(),
+                fields,
+            },
+            Ty::Struct(def),
+        )
+    }
+
+    fn pattern(&mut self, p: &ast::Pattern, ty: &Ty) -> hir::Pattern {
+        use ast::PatternKind as P;
+        let mismatch = |this: &mut Self, what: &str| {
+            if ty.is_known() {
+                this.err(
+                    Diagnostic::error(
+                        p.span,
+                        format!("this pattern matches {what}, but the value is `{ty}`"),
+                    )
+                    .with_label(format!("the value is {ty}")),
+                );
+            }
+        };
+        match &p.kind {
+            P::Name(n) if n.name == "_" => hir::Pattern::Wildcard,
+            P::Name(n) if n.name == "None" => {
+                if !matches!(ty, Ty::Opt(_) | Ty::Unknown) {
+                    mismatch(self, "an `Opt`");
+                }
+                hir::Pattern::None
+            }
+            P::Name(n) => match self.declare_local(&n.name, ty.clone()) {
+                Var::Local(s) => hir::Pattern::Bind(s),
+                _ => hir::Pattern::Wildcard,
+            },
+            P::Ctor { name, args } => {
+                let (inner_ty, ok) = match (name.name.as_str(), ty) {
+                    ("Ok", Ty::Res(t, _)) | ("Err", Ty::Res(_, t)) | ("Some", Ty::Opt(t)) => {
+                        ((**t).clone(), true)
+                    }
+                    (_, Ty::Unknown) => (Ty::Unknown, true),
+                    _ => (Ty::Unknown, false),
+                };
+                if !matches!(name.name.as_str(), "Ok" | "Err" | "Some") {
+                    self.err(
+                        Diagnostic::error(name.span, format!("unknown pattern `{}(…)`", name.name))
+                            .with_note(
+                                "patterns are `Ok(p)`, `Err(p)`, `Some(p)`, `None`, literals, names and `_`",
+                            ),
+                    );
+                    return hir::Pattern::Wildcard;
+                }
+                if !ok {
+                    mismatch(
+                        self,
+                        if name.name == "Some" {
+                            "an `Opt`"
+                        } else {
+                            "a `Res`"
+                        },
+                    );
+                }
+                if args.len() != 1 {
+                    self.err(Diagnostic::error(
+                        p.span,
+                        format!("`{}` takes exactly one pattern", name.name),
+                    ));
+                    return hir::Pattern::Wildcard;
+                }
+                let inner = Box::new(self.pattern(&args[0], &inner_ty));
+                match name.name.as_str() {
+                    "Ok" => hir::Pattern::Ok(inner),
+                    "Err" => hir::Pattern::Err(inner),
+                    _ => hir::Pattern::Some(inner),
+                }
+            }
+            P::Int(v) => {
+                if !matches!(ty, Ty::Int | Ty::F64 | Ty::Unknown) {
+                    mismatch(self, "a number");
+                }
+                hir::Pattern::Int(*v)
+            }
+            P::Float(v) => {
+                if !matches!(ty, Ty::Int | Ty::F64 | Ty::Unknown) {
+                    mismatch(self, "a number");
+                }
+                hir::Pattern::Float(*v)
+            }
+            P::Str(s) => {
+                if !matches!(ty, Ty::Str | Ty::Unknown) {
+                    mismatch(self, "a `Str`");
+                }
+                hir::Pattern::Str(Rc::new(s.clone()))
+            }
+            P::Bool(b) => {
+                if !matches!(ty, Ty::Bool | Ty::Unknown) {
+                    mismatch(self, "a `Bool`");
+                }
+                hir::Pattern::Bool(*b)
+            }
+        }
+    }
+}

@@ -1,0 +1,578 @@
+//! Builtin functions, methods of host values, field access and indexing.
+//! Each `Builtin` variant of the checker's table has its arm here.
+
+use std::io::Write;
+use std::rc::Rc;
+
+use twill_check::builtins::{Builtin, MathFn};
+use twill_check::hir;
+use twill_syntax::Span;
+use twill_tensor::math;
+
+use crate::interp::{fail, Frame, IndexKey, Interp, R};
+use crate::ops;
+use crate::print::display;
+use crate::value::{RangeVal, Value};
+
+/// Largest array `arr(range(…))` builds, to fail cleanly instead of
+/// exhausting memory.
+const MAX_ARR_LEN: u64 = 1 << 28;
+
+pub(crate) fn norm_index(idx: &Value, len: usize) -> Result<usize, String> {
+    let Value::Int(i) = idx else {
+        return Err(format!("an index must be an Int, not `{}`", idx.type_name()));
+    };
+    let n = len as i64;
+    let j = if *i < 0 { i + n } else { *i };
+    if j < 0 || j >= n {
+        return Err(format!("index {i} is out of range for length {len}"));
+    }
+    Ok(j as usize)
+}
+
+/// Python slice bounds: clamps, negative indices from the end, step ≠ 0.
+fn slice_indices(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+    len: usize,
+) -> Result<Vec<usize>, String> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return Err("slice step cannot be zero".into());
+    }
+    let n = len as i64;
+    let norm = |v: i64, lo: i64, hi: i64| {
+        let v = if v < 0 { v + n } else { v };
+        v.clamp(lo, hi)
+    };
+    let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let start = start
+        .map(|v| norm(v, lo, hi))
+        .unwrap_or(if step > 0 { 0 } else { n - 1 });
+    let stop = stop
+        .map(|v| norm(v, lo, hi))
+        .unwrap_or(if step > 0 { n } else { -1 });
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(i as usize);
+        i += step;
+    }
+    Ok(out)
+}
+
+fn as_int(v: &Option<(Value, Span)>) -> R<Option<i64>> {
+    match v {
+        None => Ok(None),
+        Some((Value::Int(i), _)) => Ok(Some(*i)),
+        Some((other, s)) => fail(
+            *s,
+            format!("a slice bound must be an Int, not `{}`", other.type_name()),
+        ),
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::F64(x) => Some(*x),
+        _ => None,
+    }
+}
+
+pub(crate) fn host_math(m: MathFn, v: &Value) -> Result<Value, String> {
+    if let Value::Int(i) = v {
+        match m {
+            MathFn::Abs => {
+                return i
+                    .checked_abs()
+                    .map(Value::Int)
+                    .ok_or_else(|| format!("Int overflow: abs({i})"))
+            }
+            MathFn::Neg => {
+                return i
+                    .checked_neg()
+                    .map(Value::Int)
+                    .ok_or_else(|| format!("Int overflow: neg({i})"))
+            }
+            _ => {}
+        }
+    }
+    let Some(x) = number(v) else {
+        return Err(format!(
+            "`{}` needs a number or a tensor, not `{}`",
+            m.name(),
+            v.type_name()
+        ));
+    };
+    Ok(match m {
+        MathFn::IsNan => Value::Bool(x.is_nan()),
+        MathFn::IsInf => Value::Bool(x.is_infinite()),
+        MathFn::IsFinite => Value::Bool(x.is_finite()),
+        MathFn::Neg => Value::F64(-x),
+        MathFn::Abs => Value::F64(x.abs()),
+        // As PyTorch: (0 < x) - (x < 0), so sign(nan) and sign(-0) are 0.
+        MathFn::Sign => Value::F64(((0.0 < x) as i32 - (x < 0.0) as i32) as f64),
+        // `x <= 0 ? 0 : x` keeps NaN, as PyTorch's relu does.
+        MathFn::Relu => Value::F64(if x <= 0.0 { 0.0 } else { x }),
+        MathFn::Square => Value::F64(x * x),
+        MathFn::Exp => Value::F64(math::exp(x)),
+        MathFn::Log => Value::F64(math::log(x)),
+        MathFn::Log1p => Value::F64(math::log1p(x)),
+        MathFn::Expm1 => Value::F64(math::expm1(x)),
+        MathFn::Sqrt => Value::F64(math::sqrt(x)),
+        MathFn::Rsqrt => Value::F64(1.0 / math::sqrt(x)),
+        MathFn::Sin => Value::F64(math::sin(x)),
+        MathFn::Cos => Value::F64(math::cos(x)),
+        MathFn::Tan => Value::F64(math::tan(x)),
+        MathFn::Tanh => Value::F64(math::tanh(x)),
+        MathFn::Sigmoid => Value::F64(math::sigmoid(x)),
+        MathFn::Floor => Value::F64(x.floor()),
+        MathFn::Ceil => Value::F64(x.ceil()),
+        MathFn::Round => Value::F64(x.round_ties_even()),
+    })
+}
+
+/// Methods that change an array in place (on a `var`).
+pub(crate) fn arr_mut_method(items: &mut Vec<Value>, name: &str, args: Vec<Value>) -> Result<Value, String> {
+    let want = |k: usize| {
+        if args.len() != k {
+            Err(format!(
+                "`{name}` takes {k} argument{}, but {} were given",
+                if k == 1 { "" } else { "s" },
+                args.len()
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    match name {
+        "push" => {
+            want(1)?;
+            items.extend(args);
+            Ok(Value::Unit)
+        }
+        "pop" => {
+            want(0)?;
+            items.pop().ok_or_else(|| "pop from an empty Arr".to_string())
+        }
+        "insert" => {
+            want(2)?;
+            let Value::Int(i) = args[0] else {
+                return Err(format!("an index must be an Int, not `{}`", args[0].type_name()));
+            };
+            let n = items.len() as i64;
+            let j = if i < 0 { i + n } else { i };
+            if j < 0 || j > n {
+                return Err(format!("insert position {i} is out of range for length {n}"));
+            }
+            items.insert(j as usize, args[1].clone());
+            Ok(Value::Unit)
+        }
+        "remove" => {
+            want(1)?;
+            let i = norm_index(&args[0], items.len())?;
+            Ok(items.remove(i))
+        }
+        other => Err(format!("unknown method `{other}` on `Arr`")),
+    }
+}
+
+impl Interp {
+    pub(crate) fn list_literal(&mut self, vals: Vec<Value>, span: Span) -> R<Value> {
+        let all_numbers = !vals.is_empty() && vals.iter().all(|v| matches!(v, Value::Int(_) | Value::F64(_)));
+        let all_bools = !vals.is_empty() && vals.iter().all(|v| matches!(v, Value::Bool(_)));
+        if all_numbers || all_bools {
+            return fail(
+                span,
+                "tensor literals are not supported yet: the tensor runtime is not built in this version",
+            )
+            .map_err(|e| e);
+        }
+        Ok(Value::Arr(Rc::new(vals)))
+    }
+
+    pub(crate) fn builtin(&mut self, b: Builtin, args: &[hir::Arg], f: Frame, span: Span) -> R<Value> {
+        let argv = self.positional(args, f, span)?;
+        let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
+        match b {
+            Builtin::Print => {
+                let mut line = String::new();
+                for (i, a) in argv.iter().enumerate() {
+                    if i > 0 {
+                        line.push(' ');
+                    }
+                    line.push_str(&display(a));
+                }
+                line.push('\n');
+                if self.out.write_all(line.as_bytes()).is_err() {
+                    return fail(span, "cannot write to standard output");
+                }
+                Ok(Value::Unit)
+            }
+            Builtin::Str => Ok(Value::str(display(&arg(0)))),
+            Builtin::Args => Ok(Value::Arr(Rc::new(
+                self.args.iter().map(|a| Value::str(a.clone())).collect(),
+            ))),
+            Builtin::Range => {
+                let mut ints = Vec::new();
+                for (i, a) in argv.iter().enumerate() {
+                    match a {
+                        Value::Int(v) => ints.push(*v),
+                        other => {
+                            return fail(
+                                span,
+                                format!(
+                                    "argument {} of `range` must be an Int, not `{}`",
+                                    i + 1,
+                                    other.type_name()
+                                ),
+                            )
+                        }
+                    }
+                }
+                let (start, stop, step) = match ints.as_slice() {
+                    [n] => (0, *n, 1),
+                    [a, b] => (*a, *b, 1),
+                    [a, b, s] => (*a, *b, *s),
+                    _ => return fail(span, "`range` takes 1 to 3 arguments"),
+                };
+                if step == 0 {
+                    return fail(span, "`range` step cannot be zero");
+                }
+                Ok(Value::Range(Rc::new(RangeVal { start, stop, step })))
+            }
+            Builtin::Arr => match arg(0) {
+                Value::Range(r) => {
+                    let n = r.len();
+                    if n > MAX_ARR_LEN {
+                        return fail(span, format!("`arr` of a range of {n} elements is too large"));
+                    }
+                    Ok(Value::Arr(Rc::new(
+                        (0..n).map(|i| Value::Int(r.get(i))).collect(),
+                    )))
+                }
+                a @ Value::Arr(_) => Ok(a),
+                Value::Str(s) => Ok(Value::Arr(Rc::new(
+                    s.chars().map(|c| Value::str(c.to_string())).collect(),
+                ))),
+                other => fail(
+                    span,
+                    format!("`arr` cannot make an Arr from a `{}`", other.type_name()),
+                ),
+            },
+            Builtin::Len => match arg(0) {
+                Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
+                Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
+                Value::Range(r) => Ok(Value::Int(r.len() as i64)),
+                other => fail(
+                    span,
+                    format!("`len` needs an Arr, Str or Range, not `{}`", other.type_name()),
+                ),
+            },
+            Builtin::Int => match arg(0) {
+                Value::Int(i) => Ok(Value::Int(i)),
+                Value::Bool(b) => Ok(Value::Int(b as i64)),
+                Value::F64(x) => {
+                    if x.is_finite() && x > -9_223_372_036_854_775_809.0 && x < 9_223_372_036_854_775_808.0 {
+                        Ok(Value::Int(x.trunc() as i64))
+                    } else {
+                        fail(
+                            span,
+                            format!("cannot convert {} to Int", twill_tensor::format_number(x)),
+                        )
+                    }
+                }
+                Value::Str(s) => match s.trim().replace('_', "").parse::<i64>() {
+                    Ok(i) => Ok(Value::Int(i)),
+                    Err(_) => fail(span, format!("cannot parse {:?} as an Int", s.as_str())),
+                },
+                other => fail(span, format!("cannot convert a `{}` to Int", other.type_name())),
+            },
+            Builtin::Float => match arg(0) {
+                Value::Int(i) => Ok(Value::F64(i as f64)),
+                Value::F64(x) => Ok(Value::F64(x)),
+                Value::Bool(b) => Ok(Value::F64(b as i64 as f64)),
+                Value::Str(s) => match s.trim().parse::<f64>() {
+                    Ok(x) => Ok(Value::F64(x)),
+                    Err(_) => fail(span, format!("cannot parse {:?} as an F64", s.as_str())),
+                },
+                other => fail(span, format!("cannot convert a `{}` to F64", other.type_name())),
+            },
+            Builtin::Ok => Ok(Value::Ok(Rc::new(arg(0)))),
+            Builtin::Err => Ok(Value::Err(Rc::new(arg(0)))),
+            Builtin::Some => Ok(Value::Some(Rc::new(arg(0)))),
+            Builtin::Assert => match arg(0) {
+                Value::Bool(true) => Ok(Value::Unit),
+                Value::Bool(false) => {
+                    let msg = argv.get(1).map(display).unwrap_or_default();
+                    if msg.is_empty() {
+                        fail(span, "assertion failed")
+                    } else {
+                        fail(span, format!("assertion failed: {msg}"))
+                    }
+                }
+                other => fail(
+                    span,
+                    format!("`assert` needs a Bool, not `{}`", other.type_name()),
+                ),
+            },
+            Builtin::ReadText => {
+                let Value::Str(path) = arg(0) else {
+                    return fail(span, "`read_text` needs a path (Str)");
+                };
+                match std::fs::read_to_string(path.as_str()) {
+                    Ok(s) => Ok(Value::str(s)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        fail(span, format!("file not found: {path}"))
+                    }
+                    Err(e) => fail(span, format!("cannot read {path}: {e}")),
+                }
+            }
+            Builtin::WriteText => {
+                let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
+                    return fail(span, "`write_text` needs a path and a Str");
+                };
+                write_atomic(&path, text.as_bytes())
+                    .or_else(|e| fail(span, format!("cannot write {path}: {e}")))?;
+                Ok(Value::Unit)
+            }
+            Builtin::Clock => Ok(Value::F64(self.start.elapsed().as_secs_f64())),
+            Builtin::Math(m) => host_math(m, &arg(0)).or_else(|msg| fail(span, msg)),
+            Builtin::Maximum | Builtin::Minimum => {
+                let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
+                    return fail(
+                        span,
+                        format!(
+                            "`{}` needs numbers or tensors, not `{}` and `{}`",
+                            b.name(),
+                            arg(0).type_name(),
+                            arg(1).type_name()
+                        ),
+                    );
+                };
+                Ok(Value::F64(if x.is_nan() || y.is_nan() {
+                    f64::NAN
+                } else if b == Builtin::Maximum {
+                    x.max(y)
+                } else {
+                    x.min(y)
+                }))
+            }
+            Builtin::Clip => {
+                let (Some(x), Some(lo), Some(hi)) = (number(&arg(0)), number(&arg(1)), number(&arg(2)))
+                else {
+                    return fail(span, "`clip` needs numbers or a tensor");
+                };
+                Ok(Value::F64(if x.is_nan() { x } else { x.max(lo).min(hi) }))
+            }
+        }
+    }
+
+    pub(crate) fn method(
+        &mut self,
+        recv: Value,
+        name: &str,
+        args: &[hir::Arg],
+        f: Frame,
+        span: Span,
+    ) -> R<Value> {
+        // A struct field holding a function is called like a method.
+        if let Value::Struct(s) = &recv {
+            if let Some(i) = s.def.field_index(name) {
+                let callee = s.fields[i].clone();
+                let argv = self.positional(args, f, span)?;
+                return self.call_with(&callee, argv, span);
+            }
+        }
+        let argv = self.positional(args, f, span)?;
+        self.method_values(recv, name, argv, span)
+    }
+
+    pub(crate) fn method_values(
+        &mut self,
+        recv: Value,
+        name: &str,
+        argv: Vec<Value>,
+        span: Span,
+    ) -> R<Value> {
+        let want = |k: usize| -> R<()> {
+            if argv.len() != k {
+                fail(
+                    span,
+                    format!(
+                        "`{name}` takes {k} argument{}, but {} were given",
+                        if k == 1 { "" } else { "s" },
+                        argv.len()
+                    ),
+                )
+            } else {
+                Ok(())
+            }
+        };
+        let str_arg = |i: usize| -> R<Rc<String>> {
+            match argv.get(i) {
+                Some(Value::Str(s)) => Ok(s.clone()),
+                Some(other) => fail(
+                    span,
+                    format!("`{name}` needs a Str argument, not `{}`", other.type_name()),
+                ),
+                None => fail(span, format!("`{name}` needs an argument")),
+            }
+        };
+        match (&recv, name) {
+            (Value::Str(s), _) => match name {
+                "len" => want(0).map(|_| Value::Int(s.chars().count() as i64)),
+                "upper" => want(0).map(|_| Value::str(s.to_uppercase())),
+                "lower" => want(0).map(|_| Value::str(s.to_lowercase())),
+                "trim" => want(0).map(|_| Value::str(s.trim())),
+                "chars" => want(0).map(|_| Value::Arr(Rc::new(s.chars().map(|c| Value::str(c.to_string())).collect()))),
+                "split" => {
+                    want(1)?;
+                    let sep = str_arg(0)?;
+                    if sep.is_empty() {
+                        return fail(span, "`split` needs a non-empty separator");
+                    }
+                    Ok(Value::Arr(Rc::new(s.split(sep.as_str()).map(Value::str).collect())))
+                }
+                "contains" => {
+                    want(1)?;
+                    Ok(Value::Bool(s.contains(str_arg(0)?.as_str())))
+                }
+                "starts_with" => {
+                    want(1)?;
+                    Ok(Value::Bool(s.starts_with(str_arg(0)?.as_str())))
+                }
+                "ends_with" => {
+                    want(1)?;
+                    Ok(Value::Bool(s.ends_with(str_arg(0)?.as_str())))
+                }
+                "replace" => {
+                    want(2)?;
+                    let (a, b) = (str_arg(0)?, str_arg(1)?);
+                    if a.is_empty() {
+                        return fail(span, "`replace` needs a non-empty pattern");
+                    }
+                    Ok(Value::str(s.replace(a.as_str(), b.as_str())))
+                }
+                "find" => {
+                    want(1)?;
+                    let pat = str_arg(0)?;
+                    Ok(Value::Int(match s.find(pat.as_str()) {
+                        Some(byte) => s[..byte].chars().count() as i64,
+                        None => -1,
+                    }))
+                }
+                _ => fail(span, format!("unknown method `{name}` on `Str`")),
+            },
+            (Value::Arr(items), _) => match name {
+                "len" => want(0).map(|_| Value::Int(items.len() as i64)),
+                "contains" => {
+                    want(1)?;
+                    Ok(Value::Bool(items.iter().any(|v| ops::equal(v, &argv[0]))))
+                }
+                "reversed" => want(0).map(|_| Value::Arr(Rc::new(items.iter().rev().cloned().collect()))),
+                "join" => {
+                    want(1)?;
+                    let sep = str_arg(0)?;
+                    let parts: Vec<String> = items.iter().map(display).collect();
+                    Ok(Value::str(parts.join(sep.as_str())))
+                }
+                "push" | "pop" | "insert" | "remove" => fail(
+                    span,
+                    format!("`{name}` changes the Arr, so it needs a variable declared with `var` as its receiver"),
+                ),
+                _ => fail(span, format!("unknown method `{name}` on `Arr`")),
+            },
+            (Value::Int(_) | Value::F64(_), _) if MathFn::from_name(name).is_some() => {
+                want(0)?;
+                let m = MathFn::from_name(name).unwrap_or(MathFn::Abs);
+                host_math(m, &recv).or_else(|msg| fail(span, msg))
+            }
+            (other, _) => fail(span, format!("unknown method `{name}` on `{}`", other.type_name())),
+        }
+    }
+
+    pub(crate) fn field(&mut self, base: &Value, name: &str, span: Span) -> R<Value> {
+        match base {
+            Value::Struct(s) => match s.def.field_index(name) {
+                Some(i) => Ok(s.fields[i].clone()),
+                None => fail(span, format!("struct `{}` has no field `{name}`", s.def.name)),
+            },
+            other => fail(span, format!("a `{}` has no field `{name}`", other.type_name())),
+        }
+    }
+
+    pub(crate) fn index(&mut self, base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
+        let [key] = keys else {
+            return fail(span, format!("a `{}` takes exactly one index", base.type_name()));
+        };
+        match (base, key) {
+            (Value::Arr(items), IndexKey::Single(i, s)) => norm_index(i, items.len())
+                .map(|j| items[j].clone())
+                .or_else(|m| fail(*s, m)),
+            (Value::Str(st), IndexKey::Single(i, s)) => {
+                let chars: Vec<char> = st.chars().collect();
+                norm_index(i, chars.len())
+                    .map(|j| Value::str(chars[j].to_string()))
+                    .or_else(|m| fail(*s, m))
+            }
+            (Value::Arr(items), IndexKey::Slice(a, b, c)) => {
+                let idx = slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, items.len())
+                    .or_else(|m| fail(span, m))?;
+                Ok(Value::Arr(Rc::new(
+                    idx.into_iter().map(|i| items[i].clone()).collect(),
+                )))
+            }
+            (Value::Str(st), IndexKey::Slice(a, b, c)) => {
+                let chars: Vec<char> = st.chars().collect();
+                let idx = slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, chars.len())
+                    .or_else(|m| fail(span, m))?;
+                Ok(Value::str(idx.into_iter().map(|i| chars[i]).collect::<String>()))
+            }
+            (other, _) => fail(span, format!("a `{}` cannot be indexed", other.type_name())),
+        }
+    }
+}
+
+/// Writes a file so that a crash never leaves it half written: the bytes go
+/// to a temporary file in the same directory, which is then renamed over
+/// the target (spec §9).
+pub(crate) fn write_atomic(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let target = std::path::Path::new(path);
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_slices() {
+        assert_eq!(slice_indices(None, None, Some(-1), 4), Ok(vec![3, 2, 1, 0]));
+        assert_eq!(slice_indices(Some(1), None, None, 4), Ok(vec![1, 2, 3]));
+        assert_eq!(slice_indices(Some(-2), Some(100), None, 4), Ok(vec![2, 3]));
+        assert_eq!(slice_indices(None, None, Some(2), 5), Ok(vec![0, 2, 4]));
+        assert!(slice_indices(None, None, Some(0), 5).is_err());
+        assert_eq!(slice_indices(Some(3), Some(1), None, 5), Ok(vec![]));
+    }
+}

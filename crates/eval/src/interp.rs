@@ -1,0 +1,775 @@
+//! The tree-walking evaluator over the HIR. Locals live in one value stack
+//! addressed by frame base + slot, captures in the running closure, globals
+//! in a vector: no name is looked up while running. Control flow (`break`,
+//! `continue`, `return`, errors) travels as the `Err` side of `Result`.
+//!
+//! Invariant: nothing here panics on any program; every failure is a
+//! `RuntimeError` with the span of the expression that failed.
+
+use std::io::Write;
+use std::rc::Rc;
+use std::time::Instant;
+
+use twill_check::hir::{self, Capture, ExprKind as H, Module, PathElem, Pattern, Stmt, Var};
+use twill_check::RtType;
+use twill_syntax::ast::BinOp;
+use twill_syntax::{Diagnostic, Span};
+
+use crate::ops;
+use crate::value::{Closure, StructVal, Value};
+
+/// A run-time failure at a source location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuntimeError {
+    pub message: String,
+    pub span: Span,
+    pub notes: Vec<String>,
+}
+
+impl RuntimeError {
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error(self.span, self.message.clone());
+        for n in &self.notes {
+            d = d.with_note(n.clone());
+        }
+        d
+    }
+}
+
+pub(crate) enum Ctrl {
+    Break,
+    Continue,
+    Return(Value),
+    Error(Box<RuntimeError>),
+}
+
+pub(crate) type R<T> = Result<T, Ctrl>;
+
+pub(crate) fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
+    Err(Ctrl::Error(Box::new(RuntimeError {
+        message: message.into(),
+        span,
+        notes: Vec::new(),
+    })))
+}
+
+/// Stack a call must leave free; below it, recursion is reported as a stack
+/// overflow instead of crashing the process.
+const STACK_RESERVE: usize = 512 * 1024;
+
+/// What the running code can see of its function: where its locals start,
+/// what its closure captured, and the closure itself.
+#[derive(Clone, Copy)]
+pub(crate) struct Frame<'a> {
+    pub base: usize,
+    pub captures: &'a [Value],
+    pub this: Option<&'a Rc<Closure>>,
+}
+
+pub struct Interp {
+    pub(crate) globals: Vec<Value>,
+    pub(crate) global_names: Vec<Rc<str>>,
+    pub(crate) stack: Vec<Value>,
+    pub(crate) args: Vec<String>,
+    pub(crate) out: Box<dyn Write>,
+    pub(crate) start: Instant,
+    pub(crate) depth: usize,
+}
+
+/// An evaluated assignment-path step.
+enum Key {
+    Index(Value, Span),
+    Field(Rc<str>, Span),
+}
+
+impl Interp {
+    pub fn new(args: Vec<String>, out: Box<dyn Write>) -> Interp {
+        Interp {
+            globals: Vec::new(),
+            global_names: Vec::new(),
+            stack: Vec::with_capacity(1024),
+            args,
+            out,
+            start: Instant::now(),
+            depth: 0,
+        }
+    }
+
+    pub fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
+    /// Runs a checked module. Returns the value of its last statement when
+    /// that is an expression (for the REPL).
+    pub fn run(&mut self, m: &Module, global_names: &[Rc<str>]) -> Result<Option<Value>, RuntimeError> {
+        if self.globals.len() < m.num_globals as usize {
+            self.globals.resize(m.num_globals as usize, Value::Undefined);
+        }
+        self.global_names = global_names.to_vec();
+        for (slot, func) in &m.hoisted {
+            if let Some(g) = self.globals.get_mut(*slot as usize) {
+                *g = Value::Func(Rc::new(Closure {
+                    func: func.clone(),
+                    captures: Vec::new(),
+                }));
+            }
+        }
+        let base = self.stack.len();
+        self.stack.resize(base + m.main.num_locals as usize, Value::Unit);
+        let frame = Frame {
+            base,
+            captures: &[],
+            this: None,
+        };
+        let r = self.eval(&m.main.body, frame);
+        self.stack.truncate(base);
+        self.flush();
+        match r {
+            Ok(v) => Ok(if m.ends_with_expr { Some(v) } else { None }),
+            Err(Ctrl::Error(e)) => Err(*e),
+            Err(Ctrl::Return(_) | Ctrl::Break | Ctrl::Continue) => Ok(None),
+        }
+    }
+
+    fn load(&self, var: Var, f: Frame, span: Span) -> R<Value> {
+        match var {
+            Var::Local(s) => Ok(self.stack[f.base + s as usize].clone()),
+            Var::Capture(i) => Ok(f.captures.get(i as usize).cloned().unwrap_or(Value::Unit)),
+            Var::Global(g) => match self.globals.get(g as usize) {
+                Some(Value::Undefined) | None => {
+                    let name = self
+                        .global_names
+                        .get(g as usize)
+                        .map(|n| n.to_string())
+                        .unwrap_or_default();
+                    fail(span, format!("`{name}` is used before its definition has run"))
+                }
+                Some(v) => Ok(v.clone()),
+            },
+        }
+    }
+
+    fn place<'s>(&'s mut self, var: Var, f: Frame) -> Option<&'s mut Value> {
+        match var {
+            Var::Local(s) => self.stack.get_mut(f.base + s as usize),
+            Var::Global(g) => self.globals.get_mut(g as usize),
+            Var::Capture(_) => None,
+        }
+    }
+
+    pub(crate) fn eval(&mut self, e: &hir::Expr, f: Frame) -> R<Value> {
+        match &e.kind {
+            H::Load(Var::Local(s)) => Ok(self.stack[f.base + *s as usize].clone()),
+            H::Int(i) => Ok(Value::Int(*i)),
+            H::Binary(op, a, b) => {
+                let x = self.eval(a, f)?;
+                let y = self.eval(b, f)?;
+                if let (Value::Int(p), Value::Int(q)) = (&x, &y) {
+                    let (p, q) = (*p, *q);
+                    let fast = match op {
+                        BinOp::Add => p.checked_add(q).map(Value::Int),
+                        BinOp::Sub => p.checked_sub(q).map(Value::Int),
+                        BinOp::Mul => p.checked_mul(q).map(Value::Int),
+                        BinOp::Lt => Some(Value::Bool(p < q)),
+                        BinOp::Le => Some(Value::Bool(p <= q)),
+                        BinOp::Gt => Some(Value::Bool(p > q)),
+                        BinOp::Ge => Some(Value::Bool(p >= q)),
+                        BinOp::Eq => Some(Value::Bool(p == q)),
+                        BinOp::Ne => Some(Value::Bool(p != q)),
+                        BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
+                        _ => None,
+                    };
+                    if let Some(v) = fast {
+                        return Ok(v);
+                    }
+                }
+                ops::binary(*op, &x, &y).or_else(|m| fail(e.span, m))
+            }
+            H::If(c, t, o) => {
+                if self.truth(c, f, "an `if` condition")? {
+                    self.eval(t, f)
+                } else if let Some(o) = o {
+                    self.eval(o, f)
+                } else {
+                    Ok(Value::Unit)
+                }
+            }
+            H::Block(stmts) => self.block(stmts, f),
+            H::CallGlobal(slot, args) => {
+                let callee = self.load(Var::Global(*slot), f, e.span)?;
+                self.call_value(&callee, args, f, e.span)
+            }
+            H::Call(callee, args) => {
+                let c = self.eval(callee, f)?;
+                self.call_value(&c, args, f, e.span)
+            }
+            H::Load(v) => self.load(*v, f, e.span),
+            H::Unit => Ok(Value::Unit),
+            H::Float(x) => Ok(Value::F64(*x)),
+            H::Str(s) => Ok(Value::Str(s.clone())),
+            H::Bool(b) => Ok(Value::Bool(*b)),
+            H::DType(d) => Ok(Value::DType(*d)),
+            H::NoneValue => Ok(Value::None),
+            H::SelfFn => Ok(f.this.map(|c| Value::Func(c.clone())).unwrap_or(Value::Unit)),
+            H::List(items) => {
+                let mut vals = Vec::with_capacity(items.len());
+                for it in items {
+                    vals.push(self.eval(it, f)?);
+                }
+                self.list_literal(vals, e.span)
+            }
+            H::Neg(a) => match self.eval(a, f)? {
+                Value::Int(i) => match i.checked_neg() {
+                    Some(n) => Ok(Value::Int(n)),
+                    None => fail(e.span, format!("Int overflow: -({i}) does not fit in 64 bits")),
+                },
+                Value::F64(x) => Ok(Value::F64(-x)),
+                other => fail(e.span, format!("cannot negate a `{}`", other.type_name())),
+            },
+            H::Not(a) => Ok(Value::Bool(!self.truth(a, f, "the operand of `not`")?)),
+            H::And(a, b) => Ok(Value::Bool(
+                self.truth(a, f, "the operand of `and`")? && self.truth(b, f, "the operand of `and`")?,
+            )),
+            H::Or(a, b) => Ok(Value::Bool(
+                self.truth(a, f, "the operand of `or`")? || self.truth(b, f, "the operand of `or`")?,
+            )),
+            H::Builtin(b, args) => self.builtin(*b, args, f, e.span),
+            H::Method { receiver, name, args } => {
+                let r = self.eval(receiver, f)?;
+                self.method(r, name, args, f, e.span)
+            }
+            H::MutMethod {
+                root,
+                path,
+                name,
+                args,
+            } => self.mut_method(*root, path, name, args, f, e.span),
+            H::Field(base, name) => {
+                let b = self.eval(base, f)?;
+                self.field(&b, name, e.span)
+            }
+            H::Index(base, items) => {
+                let b = self.eval(base, f)?;
+                let keys = self.index_keys(items, f)?;
+                self.index(&b, &keys, e.span)
+            }
+            H::Try(inner) => match self.eval(inner, f)? {
+                Value::Ok(v) | Value::Some(v) => Ok((*v).clone()),
+                err @ (Value::Err(_) | Value::None) => Err(Ctrl::Return(err)),
+                other => fail(
+                    e.span,
+                    format!("`?` needs a `Res` or `Opt`, not `{}`", other.type_name()),
+                ),
+            },
+            H::While(c, body) => {
+                while self.truth(c, f, "a `while` condition")? {
+                    match self.eval(body, f) {
+                        Ok(_) | Err(Ctrl::Continue) => {}
+                        Err(Ctrl::Break) => break,
+                        Err(other) => return Err(other),
+                    }
+                }
+                Ok(Value::Unit)
+            }
+            H::For { slot, iter, body } => self.for_loop(*slot, iter, body, f),
+            H::Match(s, arms) => {
+                let v = self.eval(s, f)?;
+                for arm in arms {
+                    if self.bind(&arm.pattern, &v, f) {
+                        return self.eval(&arm.body, f);
+                    }
+                }
+                fail(
+                    e.span,
+                    format!("no `match` arm matches the value {}", crate::print::display(&v)),
+                )
+            }
+            H::Closure { func, captures } => {
+                let mut vals = Vec::with_capacity(captures.len());
+                for c in captures {
+                    vals.push(match c {
+                        Capture::Var(v) => self.load(*v, f, e.span)?,
+                        Capture::SelfFn => f.this.map(|c| Value::Func(c.clone())).unwrap_or(Value::Unit),
+                    });
+                }
+                Ok(Value::Func(Rc::new(Closure {
+                    func: func.clone(),
+                    captures: vals,
+                })))
+            }
+            H::StructLit { def, fields } => {
+                let mut vals = Vec::with_capacity(fields.len());
+                for it in fields {
+                    vals.push(self.eval(it, f)?);
+                }
+                Ok(Value::Struct(Rc::new(StructVal {
+                    def: def.clone(),
+                    fields: vals,
+                })))
+            }
+        }
+    }
+
+    fn truth(&mut self, e: &hir::Expr, f: Frame, what: &str) -> R<bool> {
+        match self.eval(e, f)? {
+            Value::Bool(b) => Ok(b),
+            other => fail(
+                e.span,
+                format!("{what} must be a Bool, not `{}`", other.type_name()),
+            ),
+        }
+    }
+
+    fn block(&mut self, stmts: &[Stmt], f: Frame) -> R<Value> {
+        let n = stmts.len();
+        for (i, s) in stmts.iter().enumerate() {
+            match s {
+                Stmt::Expr(e) => {
+                    let v = self.eval(e, f)?;
+                    if i + 1 == n {
+                        return Ok(v);
+                    }
+                }
+                Stmt::Let { var, value, check } => {
+                    let mut v = self.eval(value, f)?;
+                    if let Some(rt) = check {
+                        v = conform(v, rt).or_else(|(want, got)| {
+                            fail(
+                                value.span,
+                                format!("this value is `{got}` but the annotation says `{want}`"),
+                            )
+                        })?;
+                    }
+                    if let Some(p) = self.place(*var, f) {
+                        *p = v;
+                    }
+                }
+                Stmt::Assign {
+                    root,
+                    path,
+                    op,
+                    value,
+                    span,
+                    check,
+                } => self.assign(*root, path, *op, value, *span, check.as_ref(), f)?,
+                Stmt::Return(e, _) => {
+                    let v = match e {
+                        Some(e) => self.eval(e, f)?,
+                        None => Value::Unit,
+                    };
+                    return Err(Ctrl::Return(v));
+                }
+                Stmt::Break => return Err(Ctrl::Break),
+                Stmt::Continue => return Err(Ctrl::Continue),
+            }
+        }
+        Ok(Value::Unit)
+    }
+
+    // ------------------------------------------------------------- calls
+
+    pub(crate) fn call_value(
+        &mut self,
+        callee: &Value,
+        args: &[hir::Expr],
+        f: Frame,
+        span: Span,
+    ) -> R<Value> {
+        let Value::Func(c) = callee else {
+            return fail(
+                span,
+                format!(
+                    "a `{}` is not a function and cannot be called",
+                    callee.type_name()
+                ),
+            );
+        };
+        if args.len() != c.func.params.len() {
+            return fail(
+                span,
+                format!(
+                    "`{}` takes {} arguments, but {} were given",
+                    c.func.name,
+                    c.func.params.len(),
+                    args.len()
+                ),
+            );
+        }
+        let base = self.stack.len();
+        for a in args {
+            match self.eval(a, f) {
+                Ok(v) => self.stack.push(v),
+                Err(e) => {
+                    self.stack.truncate(base);
+                    return Err(e);
+                }
+            }
+        }
+        self.enter(c, base, span)
+    }
+
+    /// Calls a function value with already-evaluated arguments (for
+    /// builtins that take functions).
+    pub(crate) fn call_with(&mut self, callee: &Value, args: Vec<Value>, span: Span) -> R<Value> {
+        let Value::Func(c) = callee else {
+            return fail(
+                span,
+                format!(
+                    "a `{}` is not a function and cannot be called",
+                    callee.type_name()
+                ),
+            );
+        };
+        if args.len() != c.func.params.len() {
+            return fail(
+                span,
+                format!(
+                    "`{}` takes {} arguments, but {} were given",
+                    c.func.name,
+                    c.func.params.len(),
+                    args.len()
+                ),
+            );
+        }
+        let base = self.stack.len();
+        self.stack.extend(args);
+        self.enter(c, base, span)
+    }
+
+    /// Runs a closure whose arguments are on the stack from `base`.
+    fn enter(&mut self, c: &Rc<Closure>, base: usize, span: Span) -> R<Value> {
+        if stacker::remaining_stack().is_some_and(|r| r < STACK_RESERVE) {
+            self.stack.truncate(base);
+            return Err(Ctrl::Error(Box::new(RuntimeError {
+                message: format!(
+                    "stack overflow: recursion is too deep ({} nested calls)",
+                    self.depth
+                ),
+                span,
+                notes: vec![
+                    "at least 100,000 nested calls are supported; this looks like runaway recursion".into(),
+                ],
+            })));
+        }
+        let func = &c.func;
+        for (i, (name, check)) in func.params.iter().enumerate() {
+            if let Some(rt) = check {
+                let v = std::mem::replace(&mut self.stack[base + i], Value::Unit);
+                match conform(v, rt) {
+                    Ok(v) => self.stack[base + i] = v,
+                    Err((want, got)) => {
+                        self.stack.truncate(base);
+                        return fail(
+                            span,
+                            format!(
+                                "argument `{name}` of `{}` must be `{want}`, not `{got}`",
+                                func.name
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        self.stack.resize(base + func.num_locals as usize, Value::Unit);
+        self.depth += 1;
+        let frame = Frame {
+            base,
+            captures: &c.captures,
+            this: Some(c),
+        };
+        let r = self.eval(&func.body, frame);
+        self.depth -= 1;
+        self.stack.truncate(base);
+        let v = match r {
+            Ok(v) | Err(Ctrl::Return(v)) => v,
+            Err(e) => return Err(e),
+        };
+        match &func.ret {
+            Some(rt) => conform(v, rt).or_else(|(want, got)| {
+                fail(
+                    span,
+                    format!(
+                        "`{}` returned a `{got}` but is declared to return `{want}`",
+                        func.name
+                    ),
+                )
+            }),
+            None => Ok(v),
+        }
+    }
+
+    // ------------------------------------------------------------- loops
+
+    fn for_loop(&mut self, slot: u32, iter: &hir::Expr, body: &hir::Expr, f: Frame) -> R<Value> {
+        let it = self.eval(iter, f)?;
+        let idx = f.base + slot as usize;
+        macro_rules! run_body {
+            () => {
+                match self.eval(body, f) {
+                    Ok(_) | Err(Ctrl::Continue) => {}
+                    Err(Ctrl::Break) => break,
+                    Err(other) => return Err(other),
+                }
+            };
+        }
+        match it {
+            Value::Range(r) => {
+                let n = r.len();
+                let mut i = 0;
+                while i < n {
+                    self.stack[idx] = Value::Int(r.get(i));
+                    i += 1;
+                    run_body!();
+                }
+            }
+            Value::Arr(items) => {
+                for v in items.iter() {
+                    self.stack[idx] = v.clone();
+                    run_body!();
+                }
+            }
+            Value::Str(s) => {
+                for ch in s.chars() {
+                    self.stack[idx] = Value::str(ch.to_string());
+                    run_body!();
+                }
+            }
+            other => {
+                return fail(
+                    iter.span,
+                    format!("cannot iterate over a `{}`", other.type_name()),
+                )
+            }
+        }
+        Ok(Value::Unit)
+    }
+
+    fn bind(&mut self, p: &Pattern, v: &Value, f: Frame) -> bool {
+        match (p, v) {
+            (Pattern::Wildcard, _) => true,
+            (Pattern::Bind(s), v) => {
+                self.stack[f.base + *s as usize] = v.clone();
+                true
+            }
+            (Pattern::Int(i), v) => ops::equal(&Value::Int(*i), v),
+            (Pattern::Float(x), v) => ops::equal(&Value::F64(*x), v),
+            (Pattern::Str(s), Value::Str(t)) => s == t,
+            (Pattern::Bool(b), Value::Bool(c)) => b == c,
+            (Pattern::None, Value::None) => true,
+            (Pattern::Ok(p), Value::Ok(x))
+            | (Pattern::Err(p), Value::Err(x))
+            | (Pattern::Some(p), Value::Some(x)) => self.bind(p, x, f),
+            _ => false,
+        }
+    }
+
+    // -------------------------------------------------------- assignment
+
+    fn index_keys(&mut self, items: &[hir::IndexItem], f: Frame) -> R<Vec<IndexKey>> {
+        let mut keys = Vec::with_capacity(items.len());
+        for it in items {
+            keys.push(match it {
+                hir::IndexItem::Single(e) => IndexKey::Single(self.eval(e, f)?, e.span),
+                hir::IndexItem::Slice { start, stop, step } => {
+                    let mut one = |e: &Option<hir::Expr>| -> R<Option<(Value, Span)>> {
+                        match e {
+                            Some(e) => Ok(Some((self.eval(e, f)?, e.span))),
+                            None => Ok(None),
+                        }
+                    };
+                    IndexKey::Slice(one(start)?, one(stop)?, one(step)?)
+                }
+            });
+        }
+        Ok(keys)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assign(
+        &mut self,
+        root: Var,
+        path: &[PathElem],
+        op: Option<BinOp>,
+        value: &hir::Expr,
+        span: Span,
+        check: Option<&RtType>,
+        f: Frame,
+    ) -> R<()> {
+        let mut v = self.eval(value, f)?;
+        let keys = self.path_keys(path, f)?;
+        if keys.is_empty() {
+            if let Some(op) = op {
+                let cur = self.load(root, f, span)?;
+                v = ops::binary(op, &cur, &v).or_else(|m| fail(span, m))?;
+            }
+            if let Some(rt) = check {
+                v = conform(v, rt).or_else(|(want, got)| {
+                    fail(
+                        value.span,
+                        format!("cannot assign a `{got}` to a variable of type `{want}`"),
+                    )
+                })?;
+            }
+            if let Some(p) = self.place(root, f) {
+                *p = v;
+            }
+            return Ok(());
+        }
+        let Some(mut place) = self.place(root, f) else {
+            return fail(span, "cannot assign to a captured variable");
+        };
+        let Some((last, init)) = keys.split_last() else {
+            return Ok(());
+        };
+        for k in init {
+            place = child_mut(place, k).or_else(|(m, s)| fail(s, m))?;
+        }
+        let slot = child_mut(place, last).or_else(|(m, s)| fail(s, m))?;
+        if let Some(op) = op {
+            v = ops::binary(op, slot, &v).or_else(|m| fail(span, m))?;
+        }
+        *slot = v;
+        Ok(())
+    }
+
+    fn path_keys(&mut self, path: &[PathElem], f: Frame) -> R<Vec<Key>> {
+        let mut keys = Vec::with_capacity(path.len());
+        for p in path {
+            match p {
+                PathElem::Index(items, span) => {
+                    let mut ks = self.index_keys(items, f)?;
+                    match (ks.pop(), ks.is_empty()) {
+                        (Some(IndexKey::Single(v, _)), true) => keys.push(Key::Index(v, *span)),
+                        _ => return fail(*span, "only a single index can be assigned to"),
+                    }
+                }
+                PathElem::Field(name, span) => keys.push(Key::Field(name.clone(), *span)),
+            }
+        }
+        Ok(keys)
+    }
+
+    fn mut_method(
+        &mut self,
+        root: Var,
+        path: &[PathElem],
+        name: &str,
+        args: &[hir::Arg],
+        f: Frame,
+        span: Span,
+    ) -> R<Value> {
+        let argv = self.positional(args, f, span)?;
+        let keys = self.path_keys(path, f)?;
+        let Some(mut place) = self.place(root, f) else {
+            return fail(span, "cannot modify a captured variable");
+        };
+        for k in &keys {
+            place = child_mut(place, k).or_else(|(m, s)| fail(s, m))?;
+        }
+        let Value::Arr(rc) = place else {
+            // Not an array: an ordinary method of whatever it is.
+            let recv = place.clone();
+            return self.method_values(recv, name, argv, span);
+        };
+        let items = Rc::make_mut(rc);
+        crate::builtins::arr_mut_method(items, name, argv).or_else(|m| fail(span, m))
+    }
+
+    pub(crate) fn positional(&mut self, args: &[hir::Arg], f: Frame, span: Span) -> R<Vec<Value>> {
+        let mut out = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                hir::Arg::Pos(e) => out.push(self.eval(e, f)?),
+                hir::Arg::Named(n, _, s) => {
+                    let _ = span;
+                    return fail(*s, format!("unexpected keyword argument `{n}`"));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An evaluated index item.
+pub(crate) enum IndexKey {
+    Single(Value, Span),
+    Slice(
+        Option<(Value, Span)>,
+        Option<(Value, Span)>,
+        Option<(Value, Span)>,
+    ),
+}
+
+type PlaceErr = (String, Span);
+
+fn child_mut<'v>(place: &'v mut Value, key: &Key) -> Result<&'v mut Value, PlaceErr> {
+    match key {
+        Key::Index(idx, span) => match place {
+            Value::Arr(rc) => {
+                let items = Rc::make_mut(rc);
+                let i = crate::builtins::norm_index(idx, items.len()).map_err(|m| (m, *span))?;
+                Ok(&mut items[i])
+            }
+            other => Err((
+                format!("cannot assign into an element of a `{}`", other.type_name()),
+                *span,
+            )),
+        },
+        Key::Field(name, span) => match place {
+            Value::Struct(rc) => {
+                let s = Rc::make_mut(rc);
+                match s.def.field_index(name) {
+                    Some(i) => Ok(&mut s.fields[i]),
+                    None => Err((format!("struct `{}` has no field `{name}`", s.def.name), *span)),
+                }
+            }
+            other => Err((format!("a `{}` has no field `{name}`", other.type_name()), *span)),
+        },
+    }
+}
+
+/// Checks a value against an annotation, converting Int to F64 where an
+/// F64 is wanted. On mismatch gives (wanted, got) type names.
+pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> {
+    let ok = match (rt, &v) {
+        (RtType::Any, _) => true,
+        (RtType::F64, Value::Int(i)) => return Ok(Value::F64(*i as f64)),
+        (RtType::Int, Value::Int(_))
+        | (RtType::F64, Value::F64(_))
+        | (RtType::Bool, Value::Bool(_))
+        | (RtType::Str, Value::Str(_))
+        | (RtType::DType, Value::DType(_))
+        | (RtType::Range, Value::Range(_))
+        | (RtType::Arr, Value::Arr(_))
+        | (RtType::Res, Value::Ok(_) | Value::Err(_))
+        | (RtType::Opt, Value::Some(_) | Value::None)
+        | (RtType::Fn, Value::Func(_)) => true,
+        (RtType::Struct(n), Value::Struct(s)) => *s.def.name == **n,
+        _ => false,
+    };
+    if ok {
+        Ok(v)
+    } else {
+        Err((rt_name(rt), v.type_name()))
+    }
+}
+
+fn rt_name(rt: &RtType) -> String {
+    match rt {
+        RtType::Int => "Int".into(),
+        RtType::F64 => "F64".into(),
+        RtType::Bool => "Bool".into(),
+        RtType::Str => "Str".into(),
+        RtType::DType => "DType".into(),
+        RtType::Range => "Range".into(),
+        RtType::Tape => "Tape".into(),
+        RtType::Arr => "Arr".into(),
+        RtType::Tensor(None) => "Tensor".into(),
+        RtType::Tensor(Some(d)) => format!("Tensor[{d}]"),
+        RtType::Res => "Res".into(),
+        RtType::Opt => "Opt".into(),
+        RtType::Fn => "Fn".into(),
+        RtType::Struct(n) => n.to_string(),
+        RtType::Any => "?".into(),
+    }
+}

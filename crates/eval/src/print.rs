@@ -1,0 +1,93 @@
+//! Text of values for `print` and `str` (spec §6): F64 through
+//! `format_number`, strings raw at top level and quoted inside containers.
+
+use std::fmt::Write;
+
+use twill_tensor::format_number;
+
+use crate::value::Value;
+
+/// The text `print` writes for a value.
+pub fn display(v: &Value) -> String {
+    let mut out = String::new();
+    match v {
+        Value::Str(s) => out.push_str(s),
+        other => write_value(&mut out, other, 0),
+    }
+    out
+}
+
+/// Nested values deeper than this print as `…`: printing must not exhaust
+/// the stack on a pathologically nested array.
+const MAX_DEPTH: usize = 10_000;
+
+fn write_value(out: &mut String, v: &Value, depth: usize) {
+    if depth > MAX_DEPTH || stacker::remaining_stack().is_some_and(|r| r < 128 * 1024) {
+        out.push('…');
+        return;
+    }
+    match v {
+        Value::Unit => out.push_str("()"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::F64(x) => out.push_str(&format_number(*x)),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Str(s) => quote(out, s),
+        Value::DType(d) => out.push_str(d.name()),
+        Value::Arr(items) => {
+            out.push('[');
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, it, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Range(r) => {
+            let _ = write!(out, "range({}, {}, {})", r.start, r.stop, r.step);
+        }
+        Value::Func(c) => {
+            let _ = write!(out, "<fn {}>", c.func.name);
+        }
+        Value::Ok(x) => wrap(out, "Ok", x, depth),
+        Value::Err(x) => wrap(out, "Err", x, depth),
+        Value::Some(x) => wrap(out, "Some", x, depth),
+        Value::None => out.push_str("None"),
+        Value::Struct(s) => {
+            out.push_str(&s.def.name);
+            out.push_str(" {");
+            for (i, (name, val)) in s.def.fields.iter().zip(&s.fields).enumerate() {
+                out.push_str(if i > 0 { ", " } else { " " });
+                out.push_str(name);
+                out.push_str(": ");
+                write_value(out, val, depth + 1);
+            }
+            out.push_str(if s.fields.is_empty() { "}" } else { " }" });
+        }
+        Value::Undefined => out.push_str("<undefined>"),
+    }
+}
+
+fn wrap(out: &mut String, name: &str, v: &Value, depth: usize) {
+    out.push_str(name);
+    out.push('(');
+    write_value(out, v, depth + 1);
+    out.push(')');
+}
+
+fn quote(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
