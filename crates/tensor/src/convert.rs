@@ -1,0 +1,1 @@
+//! Conversions between the seven dtypes (placeholder; being written).

@@ -1,0 +1,1 @@
+//! Shortest decimal printing per float dtype (placeholder; being written).
