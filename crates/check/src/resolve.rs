@@ -56,6 +56,10 @@ struct Local {
 }
 
 struct FnCtx {
+    /// A `fn` expression or a named function below top level: it captures
+    /// by value every variable it reads from outside, top-level ones
+    /// included. A top-level named function reads globals when it runs.
+    is_closure: bool,
     scopes: Vec<Vec<Local>>,
     num_locals: u32,
     captures: Vec<(String, Capture, Ty)>,
@@ -67,6 +71,7 @@ struct FnCtx {
 impl FnCtx {
     fn new() -> FnCtx {
         FnCtx {
+            is_closure: false,
             scopes: vec![Vec::new()],
             num_locals: 0,
             captures: Vec::new(),
@@ -483,7 +488,7 @@ impl Pass<'_> {
                 ty,
                 mutable,
                 ..
-            } => {
+            } if !self.fns[depth].is_closure || !self.captures_global(name) => {
                 return Some(Found::Var {
                     var: Var::Global(g),
                     ty,
@@ -500,6 +505,21 @@ impl Pass<'_> {
             ty,
             mutable: false,
         })
+    }
+
+    /// Whether a closure reading the global `name` captures its value
+    /// (closures capture by value, spec §3). A top-level variable is
+    /// captured when the closure is created inside a named function, or
+    /// when it is already defined where top-level code creates the closure.
+    /// Named functions, and variables that top-level code defines further
+    /// down, are read when the closure runs (so `let f = fn(n) { … f(n - 1)
+    /// … }` can recurse).
+    fn captures_global(&self, name: &str) -> bool {
+        let in_named_fn = self.fns.get(1).is_some_and(|c| !c.is_closure);
+        self.ck
+            .globals
+            .get(name)
+            .is_some_and(|g| g.arity.is_none() && (g.visible || in_named_fn))
     }
 
     fn lookup(&mut self, name: &str) -> Option<Found> {
@@ -792,14 +812,14 @@ impl Pass<'_> {
     /// Resolves a top-level function, which never captures anything.
     fn function(&mut self, decl: &ast::FnDecl, self_name: Option<(String, Ty)>) -> hir::Function {
         let mut captures = Vec::new();
-        self.function_with_captures(decl, self_name, &mut captures)
+        self.function_with_captures(decl, self_name, false, &mut captures)
     }
 
     fn closure(&mut self, decl: &ast::FnDecl, self_name: Option<String>) -> (H, Ty) {
         let fty = self.fn_type(decl);
         let self_name = self_name.map(|n| (n, fty.clone()));
         let mut ctx_captures = Vec::new();
-        let func = Rc::new(self.function_with_captures(decl, self_name, &mut ctx_captures));
+        let func = Rc::new(self.function_with_captures(decl, self_name, true, &mut ctx_captures));
         (
             H::Closure {
                 func,
@@ -813,12 +833,14 @@ impl Pass<'_> {
         &mut self,
         decl: &ast::FnDecl,
         self_name: Option<(String, Ty)>,
+        is_closure: bool,
         captures: &mut Vec<Capture>,
     ) -> hir::Function {
         // Resolves the body in a fresh context. `self_name` lets a nested
         // named function call itself; `captures` receives what the body
         // reads from enclosing functions, in capture-slot order.
         let mut ctx = FnCtx::new();
+        ctx.is_closure = is_closure;
         ctx.self_name = self_name;
         ctx.ret = decl.ret.as_ref().map(|t| self.type_expr(t));
         self.fns.push(ctx);
@@ -929,7 +951,7 @@ impl Pass<'_> {
                     .any(|t| t.is_known() && !matches!(t, Ty::Int | Ty::F64 | Ty::Bool | Ty::Tensor(_)))
                 {
                     let first = tys[0].clone();
-                    Ty::Arr(Box::new(tys.iter().skip(1).fold(first, |a, b| join(a, b))))
+                    Ty::Arr(Box::new(tys.iter().skip(1).fold(first, join)))
                 } else {
                     Ty::Unknown
                 };
@@ -1016,11 +1038,12 @@ impl Pass<'_> {
                             .with_note("`?` returns the `Err` (or `None`) from the enclosing function"),
                     );
                 } else if let Some(ret) = self.cur().ret.clone() {
-                    let ok = match (&t, &ret) {
-                        (Ty::Res(..), Ty::Res(..)) | (Ty::Opt(_), Ty::Opt(_)) => true,
-                        (_, Ty::Res(..) | Ty::Opt(_) | Ty::Unknown) => true,
-                        _ => false,
-                    };
+                    let ok = matches!(
+                        (&t, &ret),
+                        (Ty::Res(..), Ty::Res(..))
+                            | (Ty::Opt(_), Ty::Opt(_))
+                            | (_, Ty::Res(..) | Ty::Opt(_) | Ty::Unknown)
+                    );
                     if !ok {
                         self.err(Diagnostic::error(
                             span,
@@ -1476,9 +1499,9 @@ impl Pass<'_> {
                 );
             }
         } else if let Some(list) = host_methods(&rty) {
-            if !list.contains(&name)
-                && !(matches!(rty, Ty::Int | Ty::F64) && crate::builtins::MathFn::from_name(name).is_some())
-            {
+            let math_method =
+                matches!(rty, Ty::Int | Ty::F64) && crate::builtins::MathFn::from_name(name).is_some();
+            if !list.contains(&name) && !math_method {
                 self.err(
                     Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
                         .with_label(format!("`{rty}` has no method `{name}`")),

@@ -134,6 +134,41 @@ pub(crate) fn host_math(m: MathFn, v: &Value) -> Result<Value, String> {
     })
 }
 
+/// The larger of two numbers; NaN if either is NaN (PyTorch), and +0 over
+/// -0, so that the result never depends on the platform's `fmax`.
+fn nan_maximum(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == y {
+        if x.is_sign_negative() {
+            y
+        } else {
+            x
+        }
+    } else if x > y {
+        x
+    } else {
+        y
+    }
+}
+
+/// The smaller of two numbers; NaN if either is NaN, and -0 under +0.
+fn nan_minimum(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else if x == y {
+        if x.is_sign_negative() {
+            x
+        } else {
+            y
+        }
+    } else if x < y {
+        x
+    } else {
+        y
+    }
+}
+
 /// Methods that change an array in place (on a `var`).
 pub(crate) fn arr_mut_method(items: &mut Vec<Value>, name: &str, args: Vec<Value>) -> Result<Value, String> {
     let want = |k: usize| {
@@ -187,8 +222,7 @@ impl Interp {
             return fail(
                 span,
                 "tensor literals are not supported yet: the tensor runtime is not built in this version",
-            )
-            .map_err(|e| e);
+            );
         }
         Ok(Value::Arr(Rc::new(vals)))
     }
@@ -275,7 +309,8 @@ impl Interp {
                 Value::Int(i) => Ok(Value::Int(i)),
                 Value::Bool(b) => Ok(Value::Int(b as i64)),
                 Value::F64(x) => {
-                    if x.is_finite() && x > -9_223_372_036_854_775_809.0 && x < 9_223_372_036_854_775_808.0 {
+                    // The Int range is [-2^63, 2^63); both bounds are exact in F64.
+                    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
                         Ok(Value::Int(x.trunc() as i64))
                     } else {
                         fail(
@@ -352,12 +387,10 @@ impl Interp {
                         ),
                     );
                 };
-                Ok(Value::F64(if x.is_nan() || y.is_nan() {
-                    f64::NAN
-                } else if b == Builtin::Maximum {
-                    x.max(y)
+                Ok(Value::F64(if b == Builtin::Maximum {
+                    nan_maximum(x, y)
                 } else {
-                    x.min(y)
+                    nan_minimum(x, y)
                 }))
             }
             Builtin::Clip => {
@@ -365,7 +398,9 @@ impl Interp {
                 else {
                     return fail(span, "`clip` needs numbers or a tensor");
                 };
-                Ok(Value::F64(if x.is_nan() { x } else { x.max(lo).min(hi) }))
+                // As NumPy and JAX: minimum(maximum(x, lo), hi), so a NaN
+                // bound propagates too and lo > hi gives hi.
+                Ok(Value::F64(nan_minimum(nan_maximum(x, lo), hi)))
             }
         }
     }

@@ -17,6 +17,18 @@ pub fn display(v: &Value) -> String {
     out
 }
 
+/// The text of a value inside an error message: strings quoted (so that a
+/// newline or an empty string stays visible), cut off after 200 characters.
+pub fn repr(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, 0);
+    if let Some((cut, _)) = out.char_indices().nth(200) {
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
 /// Nested values deeper than this print as `…`: printing must not exhaust
 /// the stack on a pathologically nested array.
 const MAX_DEPTH: usize = 10_000;

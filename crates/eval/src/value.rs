@@ -46,6 +46,10 @@ impl RangeVal {
         n.max(0) as u64
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn get(&self, i: u64) -> i64 {
         (self.start as i128 + i as i128 * self.step as i128) as i64
     }

@@ -347,6 +347,10 @@ pub struct Lexed {
     pub errors: Vec<Diagnostic>,
     /// Brackets still open at end of input.
     pub open_brackets: usize,
+    /// Lines joined to the one before because a `(` or `[` was open: the
+    /// start of the line's first token and the open bracket's span. A
+    /// syntax error there is usually an unclosed bracket further up.
+    pub joined_lines: Vec<(usize, Span)>,
 }
 
 pub fn lex(src: &str) -> Lexed {
@@ -372,11 +376,12 @@ pub fn lex(src: &str) -> Lexed {
         };
         raw.push((span.start, tok, span.end));
     }
-    let (tokens, open_brackets) = apply_newline_rules(raw);
+    let (tokens, open_brackets, joined_lines) = apply_newline_rules(raw);
     Lexed {
         tokens,
         errors,
         open_brackets,
+        joined_lines,
     }
 }
 
@@ -533,18 +538,28 @@ fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
     Ok(out)
 }
 
-fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize) {
+fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize, Vec<(usize, Span)>) {
     let mut out: Vec<Spanned> = Vec::with_capacity(raw.len());
-    let mut stack: Vec<Tok> = Vec::new();
+    // Open brackets with their spans.
+    let mut stack: Vec<(Tok, Span)> = Vec::new();
     let mut pending_newline: Option<(usize, usize)> = None;
+    let mut joined_lines = Vec::new();
+    // The open bracket that swallowed the newline(s) before the next token.
+    let mut swallowed_by: Option<Span> = None;
     for (l, tok, r) in raw {
         if tok == Tok::Newline {
-            let in_parens = matches!(stack.last(), Some(Tok::LParen) | Some(Tok::LBracket));
+            let in_parens = matches!(stack.last(), Some((Tok::LParen | Tok::LBracket, _)));
             let after_continuation = out.last().is_some_and(|(_, t, _)| t.continues_line());
+            if in_parens && !after_continuation {
+                swallowed_by = stack.last().map(|(_, sp)| *sp);
+            }
             if !in_parens && !after_continuation && pending_newline.is_none() {
                 pending_newline = Some((l, r));
             }
             continue;
+        }
+        if let Some(sp) = swallowed_by.take() {
+            joined_lines.push((l, sp));
         }
         if let Some((nl, nr)) = pending_newline.take() {
             // A line starting with `.` or `else` continues the one before;
@@ -557,7 +572,7 @@ fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize) {
             }
         }
         match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push(tok.clone()),
+            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push((tok.clone(), Span::new(l, r))),
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 stack.pop();
             }
@@ -568,7 +583,7 @@ fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize) {
     if let Some((nl, nr)) = pending_newline {
         out.push((nl, Tok::Newline, nr));
     }
-    (out, stack.len())
+    (out, stack.len(), joined_lines)
 }
 
 #[cfg(test)]

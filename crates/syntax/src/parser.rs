@@ -49,7 +49,21 @@ pub fn parse(src: &str) -> Parsed {
         if let ParseError::UnrecognizedEof { .. } = e {
             *incomplete = true;
         }
-        if let Some(d) = to_diagnostic(e, src.len()) {
+        if let Some(mut d) = to_diagnostic(e, src.len()) {
+            // An unexpected token at the start of a line that an open
+            // bracket joined to the previous one: point at the bracket.
+            if let Some((_, open)) = lexed
+                .joined_lines
+                .iter()
+                .find(|(at, _)| *at == d.span.start as usize)
+            {
+                let bracket = src.get(open.range()).unwrap_or("(");
+                let (line, col) = crate::span::line_col(src, open.start as usize);
+                d = d.with_note(format!(
+                    "the `{bracket}` at line {line}, column {col} is not closed, so this line continues \
+                     the one before it (inside ( ) and [ ] a line break does not end a statement)"
+                ));
+            }
             // An invalid token already has its own diagnostic.
             if !lex_error_starts.contains(&d.span.start) {
                 errors.push(d);
@@ -119,11 +133,20 @@ fn to_diagnostic(e: ParseError<usize, Tok, ()>, src_len: usize) -> Option<Diagno
             if tok == Tok::Error {
                 return None;
             }
-            Diagnostic::error(
+            let chained = matches!(
+                tok,
+                Tok::EqEq | Tok::NotEq | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge
+            ) && !expected.iter().any(|e| e == "\"<\"" || e == "\"==\"");
+            let d = Diagnostic::error(
                 Span::new(l, r),
                 format!("unexpected {}{}", tok.describe(), expected_list(&expected)),
             )
-            .with_label("unexpected here")
+            .with_label("unexpected here");
+            if chained {
+                d.with_note("comparisons do not chain: write `a < b and b < c`")
+            } else {
+                d
+            }
         }
         ParseError::ExtraToken { token: (l, tok, r) } => {
             Diagnostic::error(Span::new(l, r), format!("unexpected {}", tok.describe()))
@@ -219,6 +242,25 @@ mod tests {
 
     #[test]
     fn comparisons_do_not_chain() {
-        assert!(!parse("a < b < c").errors.is_empty());
+        let p = parse("a < b < c");
+        assert_eq!(p.errors.len(), 1);
+        assert!(p.errors[0].notes.iter().any(|n| n.contains("do not chain")));
+        assert!(parse("a < )").errors.iter().all(|d| d.notes.is_empty()));
+    }
+
+    #[test]
+    fn unclosed_bracket_is_named() {
+        let p = parse("let x = (1 + 2\nprint(x)\n");
+        assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
+        assert!(
+            p.errors[0].notes.iter().any(|n| n.contains("line 1, column 9")),
+            "{:?}",
+            p.errors
+        );
+        // A bracket that is closed says nothing.
+        assert!(parse("let x = (1 +\n 2) 3")
+            .errors
+            .iter()
+            .all(|d| d.notes.is_empty()));
     }
 }

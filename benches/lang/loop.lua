@@ -1,0 +1,7 @@
+local s = 0
+local i = 0
+while i < 10000000 do
+  s = (s + i * i) % 1000003
+  i = i + 1
+end
+print(s)

@@ -1,0 +1,230 @@
+//! End-to-end tests of the `twill` command itself: the REPL driven through
+//! a pipe, `run -`, `check`, exit statuses, `--help` and `--version`.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn twill(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twill"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("TWILL_HISTORY", "/dev/null")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("twill starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin accepts input");
+    child.wait_with_output().expect("twill finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn repl_prints_expression_values() {
+    let o = twill(&["repl"], "let x = 2\nx * 3\n");
+    assert_eq!(stdout(&o), "6\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn repl_keeps_definitions_across_entries() {
+    let o = twill(
+        &[],
+        "fn sq(n) { n * n }\nvar total = 0\ntotal += sq(4)\ntotal\nstruct P { a: Int }\nP { a: total }\n",
+    );
+    assert_eq!(stdout(&o), "16\nP { a: 16 }\n");
+}
+
+#[test]
+fn repl_reads_multi_line_input() {
+    let o = twill(&["repl"], "fn f(n) {\n  if n > 1 {\n    n * f(n - 1)\n  } else {\n    1\n  }\n}\nf(5)\nlet xs = [\n  \"a\",\n  \"b\"\n]\nxs.len()\n");
+    assert_eq!(stdout(&o), "120\n2\n", "stderr: {}", stderr(&o));
+}
+
+#[test]
+fn repl_survives_errors() {
+    let o = twill(
+        &["repl"],
+        "let a = 1\nundefined_name\nlet b = )\n1 / 0\n9223372036854775807 + 1\na + 1\n",
+    );
+    assert_eq!(stdout(&o), "inf\n2\n");
+    let err = stderr(&o);
+    assert!(err.contains("error: unknown name `undefined_name`"), "{err}");
+    assert!(err.contains("error: unexpected"), "{err}");
+    assert!(err.contains("error: Int overflow"), "{err}");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn repl_does_not_keep_a_failed_definition() {
+    let o = twill(&["repl"], "let a = 1\nlet a2 = nope\na2\n");
+    assert!(stderr(&o).contains("unknown name `a2`"), "{}", stderr(&o));
+}
+
+#[test]
+fn repl_prints_nothing_for_unit_and_statements() {
+    let o = twill(&["repl"], "print(\"hi\")\nlet q = 5\nif q > 1 { q }\n");
+    assert_eq!(stdout(&o), "hi\n5\n");
+}
+
+#[test]
+fn repl_type_and_help_commands() {
+    let o = twill(&["repl"], ":type 1 + 2.5\n:type \"s\".len()\n:help\n");
+    let out = stdout(&o);
+    assert!(out.starts_with("F64\nInt\n"), "{out}");
+    assert!(out.contains(":quit"), "{out}");
+}
+
+#[test]
+fn run_reads_standard_input() {
+    let o = twill(&["run", "-"], "print(\"from stdin\", args())\n");
+    assert_eq!(stdout(&o), "from stdin []\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn run_passes_arguments() {
+    let o = twill(&["run", "-", "a", "b c"], "print(args())\n");
+    assert_eq!(stdout(&o), "[\"a\", \"b c\"]\n");
+}
+
+#[test]
+fn runtime_error_exits_1_and_keeps_output() {
+    let o = twill(
+        &["run", "-"],
+        "print(\"first\")\nlet a = [\"x\"]\nprint(a[3])\nprint(\"never\")\n",
+    );
+    assert_eq!(stdout(&o), "first\n");
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: index 3 is out of range for length 1"),
+        "{err}"
+    );
+    assert!(err.contains("<stdin>:3:"), "{err}");
+}
+
+#[test]
+fn static_error_exits_2_and_runs_nothing() {
+    let o = twill(&["run", "-"], "print(\"first\")\nprint(nope)\n");
+    assert_eq!(stdout(&o), "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("<stdin>:2:7"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_reports_without_running() {
+    let dir = std::env::temp_dir().join(format!("twill-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let good = dir.join("good.tw");
+    let bad = dir.join("bad.tw");
+    std::fs::write(&good, "print(\"should not print\")\n").expect("write");
+    std::fs::write(&bad, "let x: Int = \"s\"\n").expect("write");
+    let o = twill(&["check", good.to_str().expect("utf-8 path")], "");
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), ""));
+    let o = twill(&["check", bad.to_str().expect("utf-8 path")], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: `x` is annotated `Int` but this value is `Str`"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_program_file_is_an_error() {
+    let o = twill(&["run", "definitely/not/here.tw"], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: cannot read `definitely/not/here.tw`: file not found"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn version_and_help() {
+    let o = twill(&["--version"], "");
+    assert!(stdout(&o).starts_with("twill "));
+    let o = twill(&["--help"], "");
+    assert!(stdout(&o).contains("twill run FILE.tw"));
+    let o = twill(&["frobnicate"], "");
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn malformed_input_never_panics() {
+    // Each of these once could have tripped a careless parser or evaluator.
+    for src in [
+        "",
+        "(",
+        ")",
+        "}",
+        "{",
+        "[",
+        "\"",
+        "\\",
+        "fn",
+        "fn (",
+        "let",
+        "let x",
+        "match",
+        "match x {",
+        "x[",
+        "a.b.",
+        "1 +",
+        "¿",
+        "\u{0}",
+        "if { }",
+        "struct",
+        "struct S {",
+        "for in",
+        "-",
+        "**",
+        "x?",
+        ":",
+        "=>",
+        "0x",
+        "0b2",
+        "1e",
+        "1.",
+        "\"\\u{110000}\"",
+        "\"\\u{zz}\"",
+        "let a = [[[[[[[[[[",
+        "print(1)\n\n\n)",
+        "# only a comment",
+    ] {
+        let o = twill(&["run", "-"], src);
+        let err = stderr(&o);
+        assert!(
+            !err.contains("internal error") && !err.contains("panicked"),
+            "{src:?}: {err}"
+        );
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(1) | Some(2)),
+            "{src:?}: {:?}",
+            o.status
+        );
+    }
+}
+
+#[test]
+fn deeply_nested_expression_is_an_error_not_a_crash() {
+    let src = format!("print({}1{})\n", "-(".repeat(50_000), ")".repeat(50_000));
+    let o = twill(&["run", "-"], &src);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nested too deeply"), "{}", stderr(&o));
+}
