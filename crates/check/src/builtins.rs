@@ -3,6 +3,8 @@
 //! table; the evaluator implements each variant. Adding a builtin means one
 //! variant here and one arm in the evaluator, both matched exhaustively.
 
+use twill_tensor::DType;
+
 use crate::types::Ty;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,7 +29,66 @@ pub enum Builtin {
     Maximum,
     Minimum,
     Clip,
+    Zeros,
+    Ones,
+    Full,
+    Arange,
+    Linspace,
+    Eye,
+    Tensor,
+    ZerosLike,
+    OnesLike,
+    Rand,
+    Randn,
+    F64Bits,
+    F64FromBits,
+    /// A tensor operation of spec §4.1 that this version names but does not
+    /// implement yet: the checker accepts the call, the evaluator reports it.
+    TensorOp(&'static str),
 }
+
+/// The tensor operations of spec §4.1 (function form) not implemented yet.
+pub const PENDING_TENSOR_OPS: &[&str] = &[
+    "where",
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "median",
+    "var",
+    "std",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "logsumexp",
+    "cumsum",
+    "cumprod",
+    "softmax",
+    "log_softmax",
+    "sort",
+    "argsort",
+    "topk",
+    "argtopk",
+    "reshape",
+    "transpose",
+    "permute",
+    "flip",
+    "roll",
+    "squeeze",
+    "unsqueeze",
+    "broadcast_to",
+    "concat",
+    "stack",
+    "split",
+    "gather",
+    "index_select",
+    "matmul",
+    "linear",
+    "einsum",
+    "conv2d",
+];
 
 /// Elementwise functions that also apply to host numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,12 +186,13 @@ impl MathFn {
     }
 }
 
-/// How many positional arguments a builtin takes, and its keywords.
+/// How many positional arguments a builtin takes, and the names by which
+/// its parameters can also be passed as keywords (`dt=bf16`).
 pub struct Signature {
     pub min: usize,
     /// `None`: any number.
     pub max: Option<usize>,
-    pub keywords: &'static [&'static str],
+    pub params: &'static [&'static str],
 }
 
 impl Builtin {
@@ -154,7 +216,23 @@ impl Builtin {
             "maximum" => Builtin::Maximum,
             "minimum" => Builtin::Minimum,
             "clip" => Builtin::Clip,
-            other => Builtin::Math(MathFn::from_name(other)?),
+            "zeros" => Builtin::Zeros,
+            "ones" => Builtin::Ones,
+            "full" => Builtin::Full,
+            "arange" => Builtin::Arange,
+            "linspace" => Builtin::Linspace,
+            "eye" => Builtin::Eye,
+            "tensor" => Builtin::Tensor,
+            "zeros_like" => Builtin::ZerosLike,
+            "ones_like" => Builtin::OnesLike,
+            "rand" => Builtin::Rand,
+            "randn" => Builtin::Randn,
+            "f64_bits" => Builtin::F64Bits,
+            "f64_from_bits" => Builtin::F64FromBits,
+            other => match MathFn::from_name(other) {
+                Some(m) => Builtin::Math(m),
+                None => Builtin::TensorOp(PENDING_TENSOR_OPS.iter().find(|n| **n == other)?),
+            },
         })
     }
 
@@ -178,18 +256,33 @@ impl Builtin {
             Builtin::Maximum => "maximum",
             Builtin::Minimum => "minimum",
             Builtin::Clip => "clip",
+            Builtin::Zeros => "zeros",
+            Builtin::Ones => "ones",
+            Builtin::Full => "full",
+            Builtin::Arange => "arange",
+            Builtin::Linspace => "linspace",
+            Builtin::Eye => "eye",
+            Builtin::Tensor => "tensor",
+            Builtin::ZerosLike => "zeros_like",
+            Builtin::OnesLike => "ones_like",
+            Builtin::Rand => "rand",
+            Builtin::Randn => "randn",
+            Builtin::F64Bits => "f64_bits",
+            Builtin::F64FromBits => "f64_from_bits",
+            Builtin::TensorOp(name) => name,
             Builtin::Math(m) => m.name(),
         }
     }
 
     pub fn signature(self) -> Signature {
-        let (min, max) = match self {
-            Builtin::Print => (0, None),
-            Builtin::Args | Builtin::Clock => (0, Some(0)),
-            Builtin::Range => (1, Some(3)),
-            Builtin::Assert => (1, Some(2)),
-            Builtin::WriteText | Builtin::Maximum | Builtin::Minimum => (2, Some(2)),
-            Builtin::Clip => (3, Some(3)),
+        // (fewest positional arguments, most, parameter names for keywords)
+        let (min, max, params): (usize, Option<usize>, &'static [&'static str]) = match self {
+            Builtin::Print | Builtin::TensorOp(_) => (0, None, &[]),
+            Builtin::Args | Builtin::Clock => (0, Some(0), &[]),
+            Builtin::Range => (1, Some(3), &[]),
+            Builtin::Assert => (1, Some(2), &[]),
+            Builtin::WriteText | Builtin::Maximum | Builtin::Minimum => (2, Some(2), &[]),
+            Builtin::Clip => (3, Some(3), &[]),
             Builtin::Str
             | Builtin::Arr
             | Builtin::Len
@@ -199,13 +292,26 @@ impl Builtin {
             | Builtin::Err
             | Builtin::Some
             | Builtin::ReadText
-            | Builtin::Math(_) => (1, Some(1)),
+            | Builtin::ZerosLike
+            | Builtin::OnesLike
+            | Builtin::F64Bits
+            | Builtin::F64FromBits
+            | Builtin::Math(_) => (1, Some(1), &[]),
+            Builtin::Zeros | Builtin::Ones => (1, Some(2), &["shape", "dt"]),
+            Builtin::Full => (2, Some(3), &["shape", "value", "dt"]),
+            Builtin::Arange => (1, Some(4), &["a", "b", "step", "dt"]),
+            Builtin::Linspace => (3, Some(4), &["a", "b", "n", "dt"]),
+            Builtin::Eye => (1, Some(2), &["n", "dt"]),
+            Builtin::Tensor => (1, Some(2), &["list", "dt"]),
+            Builtin::Rand | Builtin::Randn => (1, Some(3), &["shape", "dt", "seed"]),
         };
-        Signature {
-            min,
-            max,
-            keywords: &[],
-        }
+        Signature { min, max, params }
+    }
+
+    /// Where the dtype argument sits among the positional arguments, for
+    /// builtins that make a tensor of a requested dtype (f64 by default).
+    pub fn dtype_param(self) -> Option<usize> {
+        self.signature().params.iter().position(|p| *p == "dt")
     }
 
     /// The static result type, given the static argument types.
@@ -231,6 +337,22 @@ impl Builtin {
                 Ty::Tensor(_) | Ty::Unknown => Ty::Unknown,
                 _ => Ty::Unknown,
             },
+            Builtin::Zeros
+            | Builtin::Ones
+            | Builtin::Full
+            | Builtin::Arange
+            | Builtin::Linspace
+            | Builtin::Eye
+            | Builtin::Tensor
+            | Builtin::Rand
+            | Builtin::Randn => Ty::Tensor(None),
+            Builtin::ZerosLike | Builtin::OnesLike => match first {
+                Ty::Tensor(d) => Ty::Tensor(d),
+                _ => Ty::Tensor(None),
+            },
+            Builtin::F64Bits => Ty::Int,
+            Builtin::F64FromBits => Ty::F64,
+            Builtin::TensorOp(_) => Ty::Unknown,
             Builtin::Maximum | Builtin::Minimum | Builtin::Clip => {
                 if args.iter().all(|t| matches!(t, Ty::Int | Ty::F64)) {
                     Ty::F64
@@ -264,8 +386,18 @@ pub fn host_methods(ty: &Ty) -> Option<&'static [&'static str]> {
         ]),
         Ty::Bool | Ty::Unit | Ty::DType | Ty::Range | Ty::Fn(..) | Ty::Res(..) | Ty::Opt(_) => Some(&[]),
         Ty::Int | Ty::F64 => Some(&[]),
-        Ty::Unknown | Ty::Tape | Ty::Tensor(_) | Ty::Struct(_) => None,
+        Ty::Tensor(_) => None,
+        Ty::Unknown | Ty::Tape | Ty::Struct(_) => None,
     }
+}
+
+/// Methods of tensors besides the math functions and the pending
+/// operations (all of which are also methods).
+pub const TENSOR_METHODS: &[&str] = &["to", "numel", "item", "maximum", "minimum", "clip"];
+
+/// Whether `name` is a method of tensors (spec §4.1's method forms).
+pub fn is_tensor_method(name: &str) -> bool {
+    TENSOR_METHODS.contains(&name) || MathFn::from_name(name).is_some() || PENDING_TENSOR_OPS.contains(&name)
 }
 
 /// The static result type of a method on a host receiver.
@@ -281,6 +413,12 @@ pub fn host_method_type(recv: &Ty, name: &str) -> Ty {
         (Ty::Arr(t), "pop") => (**t).clone(),
         (Ty::Arr(t), "reversed") => Ty::Arr(t.clone()),
         (Ty::Arr(_), "push" | "insert") => Ty::Unit,
+        (Ty::Tensor(_), "numel") => Ty::Int,
+        (Ty::Tensor(Some(d)), "item") => match d {
+            DType::Bool => Ty::Bool,
+            DType::I8 | DType::I32 => Ty::Int,
+            DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => Ty::F64,
+        },
         (Ty::Int | Ty::F64, m) => match MathFn::from_name(m) {
             Some(f) => f.host_result(recv),
             None => Ty::Unknown,

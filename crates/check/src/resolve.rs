@@ -1385,7 +1385,32 @@ impl Pass<'_> {
                 let (hargs, tys) = self.args(args);
                 let sig = b.signature();
                 let npos = tys.len();
-                if npos < sig.min || sig.max.is_some_and(|m| npos > m) {
+                let mut given: Vec<&str> = Vec::new();
+                for a in hargs.iter().filter(|_| !matches!(b, Builtin::TensorOp(_))) {
+                    if let hir::Arg::Named(k, _, ks) = a {
+                        match sig.params.iter().position(|p| *p == &**k) {
+                            None => self.err(Diagnostic::error(
+                                *ks,
+                                format!("`{n}` has no keyword argument `{k}`"),
+                            )),
+                            Some(i) if i < npos || given.contains(&&**k) => self.err(Diagnostic::error(
+                                *ks,
+                                format!("argument `{k}` of `{n}` is given twice"),
+                            )),
+                            Some(_) => given.push(k),
+                        }
+                    }
+                }
+                let required_by_keyword = sig
+                    .params
+                    .iter()
+                    .take(sig.min)
+                    .skip(npos)
+                    .all(|p| given.contains(p));
+                let filled = npos + given.len();
+                if !(npos >= sig.min || required_by_keyword && filled >= sig.min)
+                    || sig.max.is_some_and(|m| npos > m)
+                {
                     let want = match sig.max {
                         Some(m) if m == sig.min => m.to_string(),
                         Some(m) => format!("{} to {}", sig.min, m),
@@ -1393,17 +1418,17 @@ impl Pass<'_> {
                     };
                     self.arity_error(span, n, want, npos);
                 }
-                for a in &hargs {
-                    if let hir::Arg::Named(k, _, ks) = a {
-                        if !sig.keywords.contains(&&**k) {
-                            self.err(Diagnostic::error(
-                                *ks,
-                                format!("`{n}` has no keyword argument `{k}`"),
-                            ));
-                        }
+                let mut ty = b.result_type(&tys);
+                if let (Ty::Tensor(None), Some(mut dpos)) = (&ty, b.dtype_param()) {
+                    // `arange(n, dt)`: a dtype in second place is the dtype.
+                    let second_is_dtype = args.iter().filter(|a| a.name.is_none()).nth(1).is_some_and(
+                        |a| matches!(&a.value.kind, A::Name(x) if DType::from_name(x).is_some()),
+                    );
+                    if b == Builtin::Arange && npos == 2 && second_is_dtype {
+                        dpos = 1;
                     }
+                    ty = Ty::Tensor(self.literal_dtype_arg(args, dpos));
                 }
-                let ty = b.result_type(&tys);
                 return (H::Builtin(b, hargs), ty);
             }
             if self.ck.structs.contains_key(n) {
@@ -1429,6 +1454,23 @@ impl Pass<'_> {
         let (hargs, tys) = self.positional_only(args, "a function value");
         let ret = self.call_result(&cty, &tys, span, "this value");
         (H::Call(Box::new(ch), hargs), ret)
+    }
+
+    /// The dtype a constructor call asks for when its dtype argument is a
+    /// dtype constant written in place (positional at `pos` or `dt=`); f64
+    /// when the argument is absent; `None` when it is computed.
+    fn literal_dtype_arg(&mut self, args: &[ast::Arg], pos: usize) -> Option<DType> {
+        let arg = args
+            .iter()
+            .find(|a| a.name.as_ref().is_some_and(|n| n.name == "dt"))
+            .or_else(|| args.iter().filter(|a| a.name.is_none()).nth(pos));
+        match arg {
+            None => Some(DType::F64),
+            Some(a) => match &a.value.kind {
+                A::Name(n) if self.lookup(n).is_none() => DType::from_name(n),
+                _ => None,
+            },
+        }
     }
 
     fn call_result(&mut self, callee: &Ty, args: &[Ty], span: Span, name: &str) -> Ty {
@@ -1498,6 +1540,13 @@ impl Pass<'_> {
                     .with_note(format!("its fields are: {}", def.fields.join(", "))),
                 );
             }
+        } else if matches!(rty, Ty::Tensor(_)) {
+            if !crate::builtins::is_tensor_method(name) {
+                self.err(
+                    Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
+                        .with_label(format!("tensors have no method `{name}`")),
+                );
+            }
         } else if let Some(list) = host_methods(&rty) {
             let math_method =
                 matches!(rty, Ty::Int | Ty::F64) && crate::builtins::MathFn::from_name(name).is_some();
@@ -1509,7 +1558,10 @@ impl Pass<'_> {
             }
         }
         let (hargs, _) = self.args(args);
-        let ty = host_method_type(&rty, name);
+        let mut ty = host_method_type(&rty, name);
+        if matches!(rty, Ty::Tensor(_) | Ty::Unknown) && name == "to" {
+            ty = Ty::Tensor(self.literal_dtype_arg(args, 0).filter(|_| !args.is_empty()));
+        }
         (
             H::Method {
                 receiver: Box::new(rh),

@@ -55,7 +55,13 @@ pub fn run_path(path: &str, args: Vec<String>, check_only: bool) -> i32 {
         emit(&parsed.errors, &src);
         return EXIT_STATIC;
     }
+    let out = BufWriter::with_capacity(1 << 16, std::io::stdout());
+    let mut interp = Interp::new(args, Box::new(out));
     let mut checker = Checker::new();
+    if let Err(msg) = twill_eval::stdlib::load(&mut checker, &mut interp) {
+        plain_error(&format!("internal error in twill (please report it): {msg}"));
+        return EXIT_RUNTIME;
+    }
     let checked = checker.check_program(&parsed.program);
     emit(&checked.diagnostics, &src);
     let Some(module) = checked.module else {
@@ -64,8 +70,6 @@ pub fn run_path(path: &str, args: Vec<String>, check_only: bool) -> i32 {
     if check_only {
         return EXIT_OK;
     }
-    let out = BufWriter::with_capacity(1 << 16, std::io::stdout());
-    let mut interp = Interp::new(args, Box::new(out));
     let result = interp.run(&module, &checker.global_names());
     interp.flush();
     match result {

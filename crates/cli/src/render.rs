@@ -122,7 +122,16 @@ pub fn emit(diags: &[Diagnostic], src: &SourceFile) {
     let color = use_color();
     let mut err = std::io::stderr().lock();
     for d in diags {
-        let _ = err.write_all(render(d, src, color).as_bytes());
+        // A span inside the standard library is shown against its file.
+        let text = match twill_eval::stdlib::locate(d.span) {
+            Some((name, text, span)) => {
+                let shifted = Diagnostic { span, ..d.clone() };
+                let path = format!("<stdlib>/{name}");
+                render(&shifted, &SourceFile { name: &path, text }, color)
+            }
+            None => render(d, src, color),
+        };
+        let _ = err.write_all(text.as_bytes());
     }
     let _ = err.flush();
 }

@@ -29,10 +29,15 @@ pub struct Session {
 
 impl Session {
     pub fn new() -> Session {
-        Session {
-            checker: Checker::new(),
-            interp: Interp::new(Vec::new(), Box::new(std::io::stdout())),
+        let mut checker = Checker::new();
+        let mut interp = Interp::new(Vec::new(), Box::new(std::io::stdout()));
+        if let Err(msg) = twill_eval::stdlib::load(&mut checker, &mut interp) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: internal error in twill (please report it): {msg}"
+            );
         }
+        Session { checker, interp }
     }
 
     /// Runs one complete entry. Errors are reported and forgotten.

@@ -99,6 +99,12 @@ pub(crate) fn host_math(m: MathFn, v: &Value) -> Result<Value, String> {
             _ => {}
         }
     }
+    if let Value::Tensor(_) = v {
+        return Err(format!(
+            "`{}` on tensors is not supported yet (tensor operations arrive with the forward-ops work)",
+            m.name()
+        ));
+    }
     let Some(x) = number(v) else {
         return Err(format!(
             "`{}` needs a number or a tensor, not `{}`",
@@ -215,19 +221,29 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, name: &str, args: Vec<Value
 }
 
 impl Interp {
-    pub(crate) fn list_literal(&mut self, vals: Vec<Value>, span: Span) -> R<Value> {
-        let all_numbers = !vals.is_empty() && vals.iter().all(|v| matches!(v, Value::Int(_) | Value::F64(_)));
-        let all_bools = !vals.is_empty() && vals.iter().all(|v| matches!(v, Value::Bool(_)));
-        if all_numbers || all_bools {
+    pub(crate) fn builtin(&mut self, b: Builtin, args: &[hir::Arg], f: Frame, span: Span) -> R<Value> {
+        if matches!(
+            b,
+            Builtin::Zeros
+                | Builtin::Ones
+                | Builtin::Full
+                | Builtin::Arange
+                | Builtin::Linspace
+                | Builtin::Eye
+                | Builtin::Tensor
+                | Builtin::ZerosLike
+                | Builtin::OnesLike
+                | Builtin::Rand
+                | Builtin::Randn
+        ) {
+            return self.tensor_builtin(b, args, f, span);
+        }
+        if let Builtin::TensorOp(name) = b {
             return fail(
                 span,
-                "tensor literals are not supported yet: the tensor runtime is not built in this version",
+                format!("`{name}` is not supported yet: tensor operations arrive with the forward-ops work"),
             );
         }
-        Ok(Value::Arr(Rc::new(vals)))
-    }
-
-    pub(crate) fn builtin(&mut self, b: Builtin, args: &[hir::Arg], f: Frame, span: Span) -> R<Value> {
         let argv = self.positional(args, f, span)?;
         let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
         match b {
@@ -300,9 +316,13 @@ impl Interp {
                 Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
                 Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
                 Value::Range(r) => Ok(Value::Int(r.len() as i64)),
+                Value::Tensor(t) if t.ndim() > 0 => Ok(Value::Int(t.shape()[0] as i64)),
                 other => fail(
                     span,
-                    format!("`len` needs an Arr, Str or Range, not `{}`", other.type_name()),
+                    format!(
+                        "`len` needs an Arr, Str, Range or a tensor of rank 1 or more, not `{}`",
+                        other.type_name()
+                    ),
                 ),
             },
             Builtin::Int => match arg(0) {
@@ -374,6 +394,33 @@ impl Interp {
                 Ok(Value::Unit)
             }
             Builtin::Clock => Ok(Value::F64(self.start.elapsed().as_secs_f64())),
+            Builtin::TensorOp(name) => fail(span, format!("`{name}` is not supported yet")),
+            Builtin::F64Bits => match arg(0) {
+                Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
+                Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),
+                other => fail(
+                    span,
+                    format!("`f64_bits` needs an F64, not `{}`", other.type_name()),
+                ),
+            },
+            Builtin::F64FromBits => match arg(0) {
+                Value::Int(i) => Ok(Value::F64(f64::from_bits(i as u64))),
+                other => fail(
+                    span,
+                    format!("`f64_from_bits` needs an Int, not `{}`", other.type_name()),
+                ),
+            },
+            Builtin::Zeros
+            | Builtin::Ones
+            | Builtin::Full
+            | Builtin::Arange
+            | Builtin::Linspace
+            | Builtin::Eye
+            | Builtin::Tensor
+            | Builtin::ZerosLike
+            | Builtin::OnesLike
+            | Builtin::Rand
+            | Builtin::Randn => self.tensor_builtin(b, args, f, span),
             Builtin::Math(m) => host_math(m, &arg(0)).or_else(|msg| fail(span, msg)),
             Builtin::Maximum | Builtin::Minimum => {
                 let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
@@ -520,6 +567,10 @@ impl Interp {
                 ),
                 _ => fail(span, format!("unknown method `{name}` on `Arr`")),
             },
+            (Value::Tensor(t), _) => {
+                let t = t.clone();
+                self.tensor_method(&t, name, argv, span)
+            }
             (Value::Int(_) | Value::F64(_), _) if MathFn::from_name(name).is_some() => {
                 want(0)?;
                 let m = MathFn::from_name(name).unwrap_or(MathFn::Abs);
@@ -535,11 +586,19 @@ impl Interp {
                 Some(i) => Ok(s.fields[i].clone()),
                 None => fail(span, format!("struct `{}` has no field `{name}`", s.def.name)),
             },
+            Value::Tensor(t) => {
+                let t = t.clone();
+                self.tensor_field(&t, name, span)
+            }
             other => fail(span, format!("a `{}` has no field `{name}`", other.type_name())),
         }
     }
 
     pub(crate) fn index(&mut self, base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
+        if let Value::Tensor(t) = base {
+            let t = t.clone();
+            return self.tensor_index(&t, keys, span);
+        }
         let [key] = keys else {
             return fail(span, format!("a `{}` takes exactly one index", base.type_name()));
         };

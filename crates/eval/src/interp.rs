@@ -251,13 +251,7 @@ impl Interp {
             H::DType(d) => Ok(Value::DType(*d)),
             H::NoneValue => Ok(Value::None),
             H::SelfFn => Ok(f.this.map(|c| Value::Func(c.clone())).unwrap_or(Value::Unit)),
-            H::List(items) => {
-                let mut vals = Vec::with_capacity(items.len());
-                for it in items {
-                    vals.push(self.eval(it, f)?);
-                }
-                self.list_literal(vals, e.span)
-            }
+            H::List(items) => self.eval_list(items, f, e.span),
             H::Neg(a) => match self.eval(a, f)? {
                 Value::Int(i) => match i.checked_neg() {
                     Some(n) => Ok(Value::Int(n)),
@@ -601,6 +595,16 @@ impl Interp {
                     run_body!();
                 }
             }
+            Value::Tensor(t) if t.ndim() > 0 => {
+                // A tensor iterates over its first axis, as in NumPy.
+                for i in 0..t.shape()[0] {
+                    let row = t
+                        .index(&[twill_tensor::tensor::IndexItem::Single(i as i64)])
+                        .or_else(|e| fail(iter.span, e.0))?;
+                    self.stack[idx] = crate::tensors::tensor_value(row);
+                    run_body!();
+                }
+            }
             other => {
                 return fail(
                     iter.span,
@@ -824,6 +828,8 @@ pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> 
         | (RtType::Opt, Value::Some(_) | Value::None)
         | (RtType::Fn, Value::Func(_)) => true,
         (RtType::Struct(n), Value::Struct(s)) => *s.def.name == **n,
+        (RtType::Tensor(None), Value::Tensor(_)) => true,
+        (RtType::Tensor(Some(d)), Value::Tensor(t)) => t.dtype() == *d,
         _ => false,
     };
     if ok {

@@ -6,6 +6,8 @@ mod builtins;
 mod interp;
 mod ops;
 pub mod print;
+pub mod stdlib;
+mod tensors;
 pub mod value;
 
 pub use interp::{Interp, RuntimeError};

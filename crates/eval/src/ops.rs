@@ -21,6 +21,10 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::F64(x), Value::F64(y)) => float_op(op, *x, *y),
+        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => Err(format!(
+            "`{}` on tensors is not supported yet: tensor operations arrive with the forward-ops work",
+            op.symbol()
+        )),
         (Value::Int(x), Value::F64(y)) => float_op_mixed(op, a, b, *x as f64, *y),
         (Value::F64(x), Value::Int(y)) => float_op_mixed(op, a, b, *x, *y as f64),
         _ => match op {
@@ -249,6 +253,13 @@ pub fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
         }
         (Value::Range(x), Value::Range(y)) => x == y,
+        (Value::Tensor(x), Value::Tensor(y)) => {
+            x.dtype() == y.dtype()
+                && x.shape() == y.shape()
+                && x.scalars()
+                    .zip(y.scalars())
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
+        }
         (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
         (Value::Ok(x), Value::Ok(y)) | (Value::Err(x), Value::Err(y)) | (Value::Some(x), Value::Some(y)) => {
             equal(x, y)

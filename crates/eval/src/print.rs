@@ -78,6 +78,7 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
             }
             out.push_str(if s.fields.is_empty() { "}" } else { " }" });
         }
+        Value::Tensor(t) => out.push_str(&twill_tensor::display::format_tensor(t)),
         Value::Undefined => out.push_str("<undefined>"),
     }
 }

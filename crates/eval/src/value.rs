@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use twill_check::hir::{Function, StructDef};
-use twill_tensor::DType;
+use twill_tensor::{DType, Tensor};
 
 #[derive(Clone, Debug)]
 pub enum Value {
@@ -23,6 +23,7 @@ pub enum Value {
     Some(Rc<Value>),
     None,
     Struct(Rc<StructVal>),
+    Tensor(Rc<Tensor>),
     /// A global whose definition has not run yet.
     Undefined,
 }
@@ -87,6 +88,7 @@ impl Value {
             Value::Ok(_) | Value::Err(_) => "Res".into(),
             Value::Some(_) | Value::None => "Opt".into(),
             Value::Struct(s) => s.def.name.to_string(),
+            Value::Tensor(t) => format!("Tensor[{}]", t.dtype()),
             Value::Undefined => "undefined".into(),
         }
     }

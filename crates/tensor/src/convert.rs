@@ -1,1 +1,501 @@
-//! Conversions between the seven dtypes (placeholder; being written).
+//! Conversions between the seven dtypes: the one place where a value changes
+//! format. It owns the rounding of an f64 into the narrow float formats
+//! ([`narrow`]), the exact widening back ([`widen`]), and the scalar cast
+//! between any two dtypes ([`Scalar::cast`]) that spec §5 item 3 defines.
+//! There is one narrowing and one widening routine, parameterised by the
+//! format's exponent and mantissa widths, rather than one per format (seed
+//! 000, "What is checked, and how"): the rounding step is the hard part and
+//! it should exist, and be tested, once. Every conversion works on the f64's
+//! bits with integer arithmetic and never passes through an intermediate
+//! format, because rounding twice (f64 → f32 → bf16) differs from rounding
+//! once on exactly the values that land halfway after the first rounding.
+//! The `half` crate is deliberately not used here: its correctness would be
+//! one more thing to prove, and the routine below is proved by the vectors
+//! in `testdata/vectors/casts*.txt`.
+
+use std::fmt;
+
+use crate::dtype::DType;
+use crate::format::format_number;
+
+/// A binary interchange format narrower than f64: one sign bit, `exp_bits`
+/// of biased exponent and `man_bits` of stored mantissa (the leading one of
+/// a normal number is implicit).
+///
+/// Only the three formats twill stores exist as values. The fields are
+/// private so that no other width can reach [`narrow`] and [`widen`], whose
+/// shifts are valid because each of these formats sits inside f64's normal
+/// range with room to spare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FloatFormat {
+    exp_bits: u32,
+    man_bits: u32,
+}
+
+impl FloatFormat {
+    /// bfloat16: f32's exponent range with seven stored mantissa bits.
+    pub const BF16: FloatFormat = FloatFormat {
+        exp_bits: 8,
+        man_bits: 7,
+    };
+    /// IEEE binary16.
+    pub const F16: FloatFormat = FloatFormat {
+        exp_bits: 5,
+        man_bits: 10,
+    };
+    /// IEEE binary32.
+    pub const F32: FloatFormat = FloatFormat {
+        exp_bits: 8,
+        man_bits: 23,
+    };
+
+    /// The format a dtype stores its elements in, for the dtypes that narrow
+    /// an f64. f64 itself is the wide format every value passes through, so
+    /// it has none, and neither do the integer kinds.
+    pub fn of(dtype: DType) -> Option<FloatFormat> {
+        match dtype {
+            DType::Bf16 => Some(FloatFormat::BF16),
+            DType::F16 => Some(FloatFormat::F16),
+            DType::F32 => Some(FloatFormat::F32),
+            DType::Bool | DType::I8 | DType::I32 | DType::F64 => None,
+        }
+    }
+
+    pub const fn exp_bits(self) -> u32 {
+        self.exp_bits
+    }
+
+    pub const fn man_bits(self) -> u32 {
+        self.man_bits
+    }
+
+    /// Total width of an encoding, sign included.
+    pub const fn width(self) -> u32 {
+        1 + self.exp_bits + self.man_bits
+    }
+
+    const fn bias(self) -> i32 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+
+    /// The encoding of +inf: all exponent bits set, mantissa zero.
+    const fn inf_bits(self) -> u32 {
+        ((1 << self.exp_bits) - 1) << self.man_bits
+    }
+
+    const fn sign_bit(self) -> u32 {
+        1 << (self.exp_bits + self.man_bits)
+    }
+
+    /// The top mantissa bit, which marks a NaN as quiet.
+    const fn quiet_bit(self) -> u32 {
+        1 << (self.man_bits - 1)
+    }
+}
+
+const F64_MAN_BITS: u32 = 52;
+const F64_MAN_MASK: u64 = (1 << F64_MAN_BITS) - 1;
+const F64_EXP_ALL_ONES: u64 = 0x7ff;
+const F64_BIAS: i32 = 1023;
+const F64_QUIET_BIT: u64 = 1 << (F64_MAN_BITS - 1);
+
+/// Rounds `x` to the nearest value of `fmt`, ties to even, and returns its
+/// bit pattern in the low [`FloatFormat::width`] bits.
+///
+/// The rounding is IEEE 754 round-to-nearest-even applied once to the exact
+/// value of `x`: results below the smallest normal round into the
+/// subnormals with the same rule (so half the smallest subnormal goes to a
+/// zero of the same sign, and anything above half to the smallest
+/// subnormal), and a magnitude at or beyond the largest finite value plus
+/// half its ulp becomes infinity, that tie included, because the even
+/// neighbour above the largest finite value is the next power of two, which
+/// does not exist. Zeros and infinities keep their sign.
+///
+/// NaN policy, the same in [`widen`]: a NaN stays a NaN with its sign, its
+/// quiet bit is set, and the top `man_bits − 1` bits of its payload are
+/// kept (the bits below are dropped, as a hardware conversion drops them).
+/// Setting the quiet bit is what keeps a signalling NaN whose payload lies
+/// entirely in the dropped bits from turning into an infinity.
+pub fn narrow(x: f64, fmt: FloatFormat) -> u32 {
+    let bits = x.to_bits();
+    let sign = if bits >> 63 == 1 { fmt.sign_bit() } else { 0 };
+    let exp_field = (bits >> F64_MAN_BITS) & F64_EXP_ALL_ONES;
+    let man_field = bits & F64_MAN_MASK;
+    let man_bits = fmt.man_bits;
+
+    if exp_field == F64_EXP_ALL_ONES {
+        if man_field == 0 {
+            return sign | fmt.inf_bits();
+        }
+        let payload = (man_field >> (F64_MAN_BITS - man_bits)) as u32;
+        return sign | fmt.inf_bits() | fmt.quiet_bit() | payload;
+    }
+    if exp_field == 0 && man_field == 0 {
+        return sign;
+    }
+
+    // |x| = significand · 2^scale exactly, with the implicit one made
+    // explicit for normal inputs.
+    let (significand, scale) = if exp_field == 0 {
+        (man_field, 1 - F64_BIAS - F64_MAN_BITS as i32)
+    } else {
+        (
+            man_field | (1 << F64_MAN_BITS),
+            exp_field as i32 - F64_BIAS - F64_MAN_BITS as i32,
+        )
+    };
+    // 2^exponent ≤ |x| < 2^(exponent + 1).
+    let exponent = (63 - significand.leading_zeros()) as i32 + scale;
+    // Below the smallest normal the spacing stops shrinking; clamping the
+    // exponent here is what makes underflow gradual.
+    let min_exponent = 1 - fmt.bias();
+    let exponent = exponent.max(min_exponent);
+    // The format's spacing near |x| is 2^quantum; count |x| in those units.
+    let quantum = exponent - man_bits as i32;
+    let shift = quantum - scale;
+    let units = if shift <= 0 {
+        // |x| is a multiple of the spacing already. Cannot arise for the
+        // three formats (f64 always carries more bits), but is exact if it did.
+        significand.checked_shl(shift.unsigned_abs()).unwrap_or(0)
+    } else if shift >= 64 {
+        // |x| < 2^53 · 2^scale ≤ 2^(quantum − 11): far below half a unit.
+        0
+    } else {
+        let kept = significand >> shift;
+        let dropped = significand & ((1 << shift) - 1);
+        let half = 1 << (shift - 1);
+        if dropped > half || (dropped == half && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        }
+    };
+
+    // `units` includes the implicit one for a normal result, so adding it to
+    // the biased exponent minus one gives the encoding, and a rounding that
+    // carried into the next binade (units = 2^(man_bits + 1)) bumps the
+    // exponent by itself. In the subnormal range the base is zero and a carry
+    // to 2^man_bits lands exactly on the smallest normal.
+    let base = (exponent + fmt.bias() - 1) as u64;
+    let encoded = (base << man_bits) + units;
+    if encoded >= u64::from(fmt.inf_bits()) {
+        return sign | fmt.inf_bits();
+    }
+    sign | encoded as u32
+}
+
+/// The exact f64 value of the `fmt` encoding in the low bits of `bits`
+/// (higher bits are ignored). Every value of the three formats is an f64,
+/// subnormals included, so nothing rounds; NaNs follow the policy stated on
+/// [`narrow`], so `narrow(widen(p))` is `p` for every non-NaN `p` and `p`
+/// with its quiet bit set for a NaN.
+pub fn widen(bits: u32, fmt: FloatFormat) -> f64 {
+    let man_bits = fmt.man_bits;
+    let sign = if bits & fmt.sign_bit() != 0 { 1u64 << 63 } else { 0 };
+    let exp_field = (bits >> man_bits) & ((1 << fmt.exp_bits) - 1);
+    let man_field = u64::from(bits & ((1 << man_bits) - 1));
+    let exp_all_ones = (1 << fmt.exp_bits) - 1;
+    let align = F64_MAN_BITS - man_bits;
+
+    let out = if exp_field == exp_all_ones {
+        let nan = if man_field == 0 {
+            0
+        } else {
+            F64_QUIET_BIT | (man_field << align)
+        };
+        sign | (F64_EXP_ALL_ONES << F64_MAN_BITS) | nan
+    } else if exp_field == 0 {
+        if man_field == 0 {
+            sign
+        } else {
+            // A subnormal is man_field · 2^(min_exponent − man_bits); as an
+            // f64 it is normal, so move its leading one to the implicit bit.
+            let top = 63 - man_field.leading_zeros();
+            let exponent = top as i32 + 1 - fmt.bias() - man_bits as i32;
+            let man = (man_field << (F64_MAN_BITS - top)) & F64_MAN_MASK;
+            sign | (((exponent + F64_BIAS) as u64) << F64_MAN_BITS) | man
+        }
+    } else {
+        let exponent = exp_field as i32 - fmt.bias();
+        sign | (((exponent + F64_BIAS) as u64) << F64_MAN_BITS) | (man_field << align)
+    };
+    f64::from_bits(out)
+}
+
+/// `x` rounded to bf16, as its bit pattern.
+pub fn f64_to_bf16_bits(x: f64) -> u16 {
+    narrow(x, FloatFormat::BF16) as u16
+}
+
+/// `x` rounded to f16, as its bit pattern.
+pub fn f64_to_f16_bits(x: f64) -> u16 {
+    narrow(x, FloatFormat::F16) as u16
+}
+
+/// `x` rounded to f32. Agrees with `x as f32` on every non-NaN input; on a
+/// NaN it follows the documented policy, where `as` leaves the payload to
+/// the platform.
+pub fn f64_to_f32(x: f64) -> f32 {
+    f32::from_bits(narrow(x, FloatFormat::F32))
+}
+
+pub fn bf16_bits_to_f64(bits: u16) -> f64 {
+    widen(u32::from(bits), FloatFormat::BF16)
+}
+
+pub fn f16_bits_to_f64(bits: u16) -> f64 {
+    widen(u32::from(bits), FloatFormat::F16)
+}
+
+pub fn f32_to_f64(x: f32) -> f64 {
+    widen(x.to_bits(), FloatFormat::F32)
+}
+
+/// One element of any dtype, in the representation its packed storage will
+/// use: bf16 and f16 as their bit patterns, since Rust has no such types.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    I8(i8),
+    I32(i32),
+    Bf16(u16),
+    F16(u16),
+    F32(f32),
+    F64(f64),
+}
+
+/// A source value before it is converted: integers (bool included) as
+/// themselves, so int→int can wrap, and floats as their exact f64 value,
+/// which every dtype's values are, so that each cast is one rounding from
+/// the source value.
+#[derive(Clone, Copy)]
+enum Exact {
+    Int(i64),
+    Float(f64),
+}
+
+impl Exact {
+    fn to_f64(self) -> f64 {
+        match self {
+            // |i| < 2^31 for every integer dtype, so this is exact.
+            Exact::Int(i) => i as f64,
+            Exact::Float(x) => x,
+        }
+    }
+
+    fn is_nonzero(self) -> bool {
+        match self {
+            Exact::Int(i) => i != 0,
+            // NaN != 0 holds, so NaN is true; -0 == 0, so -0 is false.
+            Exact::Float(x) => x != 0.0,
+        }
+    }
+
+    /// The integer a cast to `to` (range `min..=max`) starts from. Integers
+    /// pass through unchanged for the caller to wrap; floats truncate
+    /// toward zero and must land in range.
+    fn to_integer(self, to: DType, min: i64, max: i64) -> Result<i64, CastError> {
+        match self {
+            Exact::Int(i) => Ok(i),
+            Exact::Float(x) => {
+                let t = x.trunc();
+                // Comparing as f64 is exact: min and max are integers far
+                // below 2^53. NaN fails both comparisons and lands in Err.
+                if t >= min as f64 && t <= max as f64 {
+                    Ok(t as i64)
+                } else {
+                    Err(CastError { value: x, to })
+                }
+            }
+        }
+    }
+}
+
+impl Scalar {
+    /// The dtype this element belongs to.
+    pub fn dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::I8(_) => DType::I8,
+            Scalar::I32(_) => DType::I32,
+            Scalar::Bf16(_) => DType::Bf16,
+            Scalar::F16(_) => DType::F16,
+            Scalar::F32(_) => DType::F32,
+            Scalar::F64(_) => DType::F64,
+        }
+    }
+
+    /// The element's value as an f64, exactly: every value of every dtype
+    /// is one (bool as 0 or 1). This is the widening the buffer invariant
+    /// of seed 000 is stated in.
+    pub fn to_f64(self) -> f64 {
+        self.exact().to_f64()
+    }
+
+    fn exact(self) -> Exact {
+        match self {
+            Scalar::Bool(b) => Exact::Int(i64::from(b)),
+            Scalar::I8(i) => Exact::Int(i64::from(i)),
+            Scalar::I32(i) => Exact::Int(i64::from(i)),
+            Scalar::Bf16(bits) => Exact::Float(bf16_bits_to_f64(bits)),
+            Scalar::F16(bits) => Exact::Float(f16_bits_to_f64(bits)),
+            Scalar::F32(x) => Exact::Float(f32_to_f64(x)),
+            Scalar::F64(x) => Exact::Float(x),
+        }
+    }
+
+    /// The element's storage bits, zero-extended: bool as 0 or 1, integers
+    /// in two's complement at their own width, floats as their encoding.
+    pub fn to_bits(self) -> u64 {
+        match self {
+            Scalar::Bool(b) => u64::from(b),
+            Scalar::I8(i) => u64::from(i as u8),
+            Scalar::I32(i) => u64::from(i as u32),
+            Scalar::Bf16(bits) | Scalar::F16(bits) => u64::from(bits),
+            Scalar::F32(x) => u64::from(x.to_bits()),
+            Scalar::F64(x) => x.to_bits(),
+        }
+    }
+
+    /// The element of `dtype` whose storage bits are the low bits of `bits`
+    /// (bits above the dtype's width are ignored; a bool byte is true when
+    /// nonzero). The inverse of [`Scalar::to_bits`].
+    pub fn from_bits(dtype: DType, bits: u64) -> Scalar {
+        match dtype {
+            DType::Bool => Scalar::Bool(bits as u8 != 0),
+            DType::I8 => Scalar::I8(bits as u8 as i8),
+            DType::I32 => Scalar::I32(bits as u32 as i32),
+            DType::Bf16 => Scalar::Bf16(bits as u16),
+            DType::F16 => Scalar::F16(bits as u16),
+            DType::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+            DType::F64 => Scalar::F64(f64::from_bits(bits)),
+        }
+    }
+
+    /// Converts to `to` by spec §5 item 3: a float result is rounded once,
+    /// to nearest, ties to even, from the exact source value (so bf16 → f16
+    /// and i32 → bf16 never pass through f32); a float source truncates
+    /// toward zero into an integer dtype and is an error if it is NaN,
+    /// infinite or out of range; an integer source wraps into a narrower
+    /// integer (two's complement); a bool result is `x != 0`, so NaN is true
+    /// and -0 false; a bool source is 0 or 1. A NaN result follows the
+    /// policy stated on [`narrow`].
+    pub fn cast(self, to: DType) -> Result<Scalar, CastError> {
+        // Casting to the element's own dtype changes nothing, not even a
+        // signalling NaN's quiet bit, so `x.to(x.dtype)` is a pure copy.
+        if self.dtype() == to {
+            return Ok(self);
+        }
+        let v = self.exact();
+        Ok(match to {
+            DType::Bool => Scalar::Bool(v.is_nonzero()),
+            // `as` on an in-range integer is a two's-complement wrap, which
+            // is the int→int rule; a float source was range-checked already.
+            DType::I8 => Scalar::I8(v.to_integer(to, i8::MIN.into(), i8::MAX.into())? as i8),
+            DType::I32 => Scalar::I32(v.to_integer(to, i32::MIN.into(), i32::MAX.into())? as i32),
+            DType::Bf16 => Scalar::Bf16(f64_to_bf16_bits(v.to_f64())),
+            DType::F16 => Scalar::F16(f64_to_f16_bits(v.to_f64())),
+            DType::F32 => Scalar::F32(f64_to_f32(v.to_f64())),
+            DType::F64 => Scalar::F64(v.to_f64()),
+        })
+    }
+}
+
+/// A float that has no value in the integer dtype it was cast to: NaN, an
+/// infinity, or a finite value whose truncation lies outside the range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CastError {
+    /// The source value, exactly (widened to f64).
+    pub value: f64,
+    /// The dtype the cast asked for.
+    pub to: DType,
+}
+
+impl fmt::Display for CastError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot cast {} to {}", format_number(self.value), self.to)?;
+        // NaN and the infinities are not numbers of any range; a finite
+        // value is one that simply does not fit.
+        if self.value.is_finite() {
+            f.write_str(": out of range")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CastError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn double_rounding_trap_rounds_once() {
+        // 1 + 2^-8 + 2^-30 is just above the bf16 tie between 1 and
+        // 1 + 2^-7; through f32 it would land on the tie and go to 1.
+        let x = 1.0039062509313226_f64;
+        assert_eq!(x, 1.0 + 2f64.powi(-8) + 2f64.powi(-30));
+        assert_eq!(bf16_bits_to_f64(f64_to_bf16_bits(x)), 1.0078125);
+    }
+
+    #[test]
+    fn int_to_float_rounds_once() {
+        let big = Scalar::I32((1 << 24) + 1);
+        assert_eq!(big.cast(DType::F32), Ok(Scalar::F32(16777216.0)));
+        // 2^24 + 1 is not a bf16 tie (the tie is 2^24 + 2^16), so it rounds
+        // down; 2^24 + 2^16 + 1 is just above that tie and rounds up.
+        assert_eq!(big.cast(DType::Bf16).map(Scalar::to_f64), Ok(16777216.0));
+        let above_tie = Scalar::I32((1 << 24) + (1 << 16) + 1);
+        assert_eq!(above_tie.cast(DType::Bf16).map(Scalar::to_f64), Ok(16908288.0));
+    }
+
+    #[test]
+    fn float_to_int_truncates_or_errs() {
+        assert_eq!(Scalar::F64(-2.9).cast(DType::I8), Ok(Scalar::I8(-2)));
+        assert_eq!(Scalar::F64(127.99).cast(DType::I8), Ok(Scalar::I8(127)));
+        assert_eq!(Scalar::F64(-128.99).cast(DType::I8), Ok(Scalar::I8(-128)));
+        let err = |x: f64, to: DType| Scalar::F64(x).cast(to).map_err(|e| e.to_string());
+        assert_eq!(
+            err(f64::NAN, DType::I32),
+            Err("cannot cast nan to i32".to_owned())
+        );
+        assert_eq!(
+            err(f64::NEG_INFINITY, DType::I8),
+            Err("cannot cast -inf to i8".to_owned())
+        );
+        assert_eq!(
+            err(3e9, DType::I32),
+            Err("cannot cast 3000000000 to i32: out of range".to_owned())
+        );
+        assert_eq!(
+            err(128.0, DType::I8),
+            Err("cannot cast 128 to i8: out of range".to_owned())
+        );
+        // The message names the value the bf16 holds: 3e9 rounded, 179 · 2^24.
+        let bf16 = Scalar::Bf16(f64_to_bf16_bits(3e9));
+        assert_eq!(
+            bf16.cast(DType::I32).map_err(|e| e.to_string()),
+            Err("cannot cast 3003121664 to i32: out of range".to_owned())
+        );
+    }
+
+    #[test]
+    fn int_to_int_wraps_and_bool_is_nonzero() {
+        assert_eq!(Scalar::I32(300).cast(DType::I8), Ok(Scalar::I8(44)));
+        assert_eq!(Scalar::I32(-129).cast(DType::I8), Ok(Scalar::I8(127)));
+        assert_eq!(Scalar::I8(-1).cast(DType::I32), Ok(Scalar::I32(-1)));
+        assert_eq!(Scalar::Bool(true).cast(DType::F16), Ok(Scalar::F16(0x3c00)));
+        assert_eq!(Scalar::F64(f64::NAN).cast(DType::Bool), Ok(Scalar::Bool(true)));
+        assert_eq!(Scalar::F64(-0.0).cast(DType::Bool), Ok(Scalar::Bool(false)));
+        assert_eq!(Scalar::I32(256).cast(DType::Bool), Ok(Scalar::Bool(true)));
+    }
+
+    #[test]
+    fn nan_keeps_sign_and_becomes_quiet() {
+        // A signalling NaN whose payload lies below bf16's mantissa must not
+        // become an infinity.
+        let snan = f64::from_bits(0xfff0_0000_0000_0001);
+        assert_eq!(narrow(snan, FloatFormat::BF16), 0xffc0);
+        assert_eq!(widen(0x7c01, FloatFormat::F16).to_bits(), 0x7ff8_0400_0000_0000);
+    }
+}

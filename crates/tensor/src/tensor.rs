@@ -1,0 +1,416 @@
+//! The tensor value: packed storage shared behind an `Rc`, with shape,
+//! strides and offset, so transposes and slices are views that copy
+//! nothing. Tensors have value semantics: anything that would change
+//! elements works on its own copy (copy-on-write through `Rc::make_mut`).
+//!
+//! Every tensor is made by [`Tensor::from_storage`] (or a view of one made
+//! by it), which checks that the shape describes the storage; the storage
+//! itself guarantees the buffer invariant (see `storage`).
+
+use std::rc::Rc;
+
+use crate::convert::{CastError, Scalar};
+use crate::dtype::DType;
+use crate::storage::{AllocError, Element, Storage};
+use crate::with_storage;
+
+/// A failure a user can cause: the message names what was wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorError(pub String);
+
+impl std::fmt::Display for TensorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<CastError> for TensorError {
+    fn from(e: CastError) -> Self {
+        TensorError(e.to_string())
+    }
+}
+
+impl From<AllocError> for TensorError {
+    fn from(e: AllocError) -> Self {
+        TensorError(format!(
+            "cannot allocate a tensor of {} {} elements ({:.1} GB): out of memory",
+            e.elements,
+            e.dtype,
+            e.elements as f64 * e.dtype.size_in_bytes() as f64 / 1e9
+        ))
+    }
+}
+
+/// Shapes print as NumPy's tuples do, but with brackets: `[2, 3]`.
+pub fn shape_str(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The element count of a shape, or an error if it overflows.
+pub fn numel_of(shape: &[usize]) -> Result<usize, TensorError> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|n| n.checked_mul(8).is_some_and(|b| b <= isize::MAX as usize))
+        .ok_or_else(|| TensorError(format!("shape {} has too many elements", shape_str(shape))))
+}
+
+fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for (s, d) in strides.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc = acc.saturating_mul(*d as isize);
+    }
+    strides
+}
+
+/// One index item: an integer, or a Python slice `start:stop:step`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IndexItem {
+    Single(i64),
+    Slice(Option<i64>, Option<i64>, Option<i64>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    data: Rc<Storage>,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+impl Tensor {
+    /// The one constructor: a contiguous row-major tensor over `data`.
+    pub fn from_storage(data: Storage, shape: Vec<usize>) -> Result<Tensor, TensorError> {
+        let n = numel_of(&shape)?;
+        if n != data.len() {
+            return Err(TensorError(format!(
+                "{} elements cannot have shape {}",
+                data.len(),
+                shape_str(&shape)
+            )));
+        }
+        Ok(Tensor {
+            strides: contiguous_strides(&shape),
+            data: Rc::new(data),
+            shape,
+            offset: 0,
+        })
+    }
+
+    /// A rank-0 tensor holding one element.
+    pub fn scalar(s: Scalar) -> Tensor {
+        Tensor {
+            data: Rc::new(Storage::from_scalars(s.dtype(), &[s])),
+            shape: Vec::new(),
+            strides: Vec::new(),
+            offset: 0,
+        }
+    }
+
+    pub fn from_vec<T: Element>(v: Vec<T>, shape: Vec<usize>) -> Result<Tensor, TensorError> {
+        Tensor::from_storage(T::into_storage(v), shape)
+    }
+
+    pub fn zeros(shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
+        let n = numel_of(&shape)?;
+        Tensor::from_storage(Storage::zeros(dtype, n)?, shape)
+    }
+
+    /// A tensor of `shape` whose every element is `value` cast to `dtype`.
+    pub fn full(shape: Vec<usize>, value: Scalar, dtype: DType) -> Result<Tensor, TensorError> {
+        let n = numel_of(&shape)?;
+        let v = value.cast(dtype)?;
+        Tensor::from_storage(Storage::filled(dtype, n, v)?, shape)
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.data
+    }
+
+    /// Whether the elements are the whole storage, in row-major order.
+    pub fn is_contiguous(&self) -> bool {
+        self.offset == 0 && self.data.len() == self.numel() && self.strides == contiguous_strides(&self.shape)
+    }
+
+    /// The contiguous elements when the tensor is laid out row-major over
+    /// its whole storage.
+    pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        if self.is_contiguous() {
+            T::slice(&self.data)
+        } else {
+            None
+        }
+    }
+
+    /// Storage offsets of every element, in row-major order.
+    pub fn offsets(&self) -> Offsets<'_> {
+        Offsets {
+            shape: &self.shape,
+            strides: &self.strides,
+            index: vec![0; self.shape.len()],
+            next: if self.numel() == 0 {
+                None
+            } else {
+                Some(self.offset as isize)
+            },
+        }
+    }
+
+    /// The elements in row-major order, as scalars (the general, slow path).
+    pub fn scalars(&self) -> impl Iterator<Item = Scalar> + '_ {
+        self.offsets()
+            .map(move |o| self.data.get(o).unwrap_or(Scalar::F64(0.0)))
+    }
+
+    /// The elements in row-major order, packed into new contiguous storage.
+    pub fn to_storage(&self) -> Storage {
+        if self.is_contiguous() {
+            return (*self.data).clone();
+        }
+        with_storage!(&*self.data, v => {
+            let out: Vec<_> = self.offsets().map(|o| v[o]).collect();
+            Element::into_storage(out)
+        })
+    }
+
+    /// A row-major copy that owns its storage exactly.
+    pub fn contiguous(&self) -> Tensor {
+        if self.is_contiguous() {
+            return self.clone();
+        }
+        Tensor {
+            data: Rc::new(self.to_storage()),
+            strides: contiguous_strides(&self.shape),
+            shape: self.shape.clone(),
+            offset: 0,
+        }
+    }
+
+    /// The tensor converted to `dtype`, each element rounded once from its
+    /// own value (spec §5.3).
+    pub fn cast(&self, dtype: DType) -> Result<Tensor, TensorError> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let data = crate::cast::cast_storage(self, dtype)?;
+        Tensor::from_storage(data, self.shape.clone())
+    }
+
+    /// The single element of a one-element tensor.
+    pub fn item(&self) -> Result<Scalar, TensorError> {
+        if self.numel() != 1 {
+            return Err(TensorError(format!(
+                "item() needs a tensor of exactly one element, not shape {}",
+                shape_str(&self.shape)
+            )));
+        }
+        self.scalars()
+            .next()
+            .ok_or_else(|| TensorError("empty tensor".into()))
+    }
+
+    /// All axes reversed (`x.T`): a view.
+    pub fn reversed_axes(&self) -> Tensor {
+        let mut t = self.clone();
+        t.shape.reverse();
+        t.strides.reverse();
+        t
+    }
+
+    /// Indexing with integers and slices (spec §4): an integer removes its
+    /// axis, a slice keeps it; missing trailing items keep whole axes. The
+    /// result is a view.
+    pub fn index(&self, items: &[IndexItem]) -> Result<Tensor, TensorError> {
+        if items.len() > self.ndim() {
+            return Err(TensorError(format!(
+                "too many indices: {} for a tensor of rank {} (shape {})",
+                items.len(),
+                self.ndim(),
+                shape_str(&self.shape)
+            )));
+        }
+        let mut offset = self.offset as isize;
+        let mut shape = Vec::with_capacity(self.ndim());
+        let mut strides = Vec::with_capacity(self.ndim());
+        for (axis, (&dim, &stride)) in self.shape.iter().zip(&self.strides).enumerate() {
+            let n = dim as i64;
+            match items.get(axis) {
+                Some(IndexItem::Single(i)) => {
+                    let j = if *i < 0 { i + n } else { *i };
+                    if j < 0 || j >= n {
+                        return Err(TensorError(format!(
+                            "index {i} is out of range for axis {axis} of size {dim} (shape {})",
+                            shape_str(&self.shape)
+                        )));
+                    }
+                    offset += j as isize * stride;
+                }
+                Some(IndexItem::Slice(start, stop, step)) => {
+                    let (first, len, step) = slice_bounds(*start, *stop, *step, n)?;
+                    offset += first as isize * stride;
+                    shape.push(len as usize);
+                    strides.push(stride * step as isize);
+                }
+                None => {
+                    shape.push(dim);
+                    strides.push(stride);
+                }
+            }
+        }
+        Ok(Tensor {
+            data: self.data.clone(),
+            shape,
+            strides,
+            offset: offset.max(0) as usize,
+        })
+    }
+}
+
+/// Python slice semantics for one axis of length `n`: the first index, the
+/// number of elements, and the step.
+pub fn slice_bounds(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+    n: i64,
+) -> Result<(i64, i64, i64), TensorError> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return Err(TensorError("slice step cannot be zero".into()));
+    }
+    let clamp = |v: i64, lo: i64, hi: i64| {
+        let v = if v < 0 { v.saturating_add(n) } else { v };
+        v.clamp(lo, hi)
+    };
+    let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let first = start
+        .map(|v| clamp(v, lo, hi))
+        .unwrap_or(if step > 0 { 0 } else { n - 1 });
+    let last = stop
+        .map(|v| clamp(v, lo, hi))
+        .unwrap_or(if step > 0 { n } else { -1 });
+    let len = if step > 0 {
+        if last > first {
+            (last - first + step - 1) / step
+        } else {
+            0
+        }
+    } else if first > last {
+        (first - last - step - 1) / -step
+    } else {
+        0
+    };
+    Ok((if len == 0 { 0 } else { first }, len, step))
+}
+
+/// Iterator over the storage offsets of a strided view in row-major order.
+pub struct Offsets<'a> {
+    shape: &'a [usize],
+    strides: &'a [isize],
+    index: Vec<usize>,
+    next: Option<isize>,
+}
+
+impl Iterator for Offsets<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let cur = self.next?;
+        // Advance the odometer: the last axis fastest.
+        let mut off = cur;
+        let mut axis = self.shape.len();
+        loop {
+            if axis == 0 {
+                self.next = None;
+                break;
+            }
+            axis -= 1;
+            self.index[axis] += 1;
+            off += self.strides[axis];
+            if self.index[axis] < self.shape[axis] {
+                self.next = Some(off);
+                break;
+            }
+            off -= self.strides[axis] * self.shape[axis] as isize;
+            self.index[axis] = 0;
+        }
+        Some(cur as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(v: Vec<f64>, shape: Vec<usize>) -> Tensor {
+        Tensor::from_vec(v, shape).expect("valid")
+    }
+
+    fn values(t: &Tensor) -> Vec<f64> {
+        t.scalars().map(|s| s.to_f64()).collect()
+    }
+
+    #[test]
+    fn views_share_storage_and_index_right() {
+        let x = t((0..6).map(f64::from).collect(), vec![2, 3]);
+        assert_eq!(values(&x.reversed_axes()), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        let row = x.index(&[IndexItem::Single(-1)]).expect("ok");
+        assert_eq!(
+            (row.shape().to_vec(), values(&row)),
+            (vec![3], vec![3.0, 4.0, 5.0])
+        );
+        let col = x
+            .index(&[IndexItem::Slice(None, None, None), IndexItem::Single(0)])
+            .expect("ok");
+        assert_eq!(values(&col), vec![0.0, 3.0]);
+        let rev = x
+            .index(&[
+                IndexItem::Slice(None, None, Some(-1)),
+                IndexItem::Slice(None, None, Some(-2)),
+            ])
+            .expect("ok");
+        assert_eq!(values(&rev), vec![5.0, 3.0, 2.0, 0.0]);
+        assert!(x.index(&[IndexItem::Single(2)]).is_err());
+        assert!(x
+            .index(&[IndexItem::Single(0), IndexItem::Single(0), IndexItem::Single(0)])
+            .is_err());
+    }
+
+    #[test]
+    fn slices_follow_python() {
+        assert_eq!(slice_bounds(None, None, Some(-1), 4), Ok((3, 4, -1)));
+        assert_eq!(slice_bounds(Some(1), Some(100), None, 4), Ok((1, 3, 1)));
+        assert_eq!(slice_bounds(Some(3), Some(1), None, 5), Ok((0, 0, 1)));
+        assert_eq!(slice_bounds(None, None, Some(2), 5), Ok((0, 3, 2)));
+        assert!(slice_bounds(None, None, Some(0), 5).is_err());
+    }
+
+    #[test]
+    fn huge_shapes_are_errors() {
+        assert!(Tensor::zeros(vec![1 << 40, 1 << 40], DType::F64).is_err());
+        assert!(numel_of(&[usize::MAX, 2]).is_err());
+    }
+}
