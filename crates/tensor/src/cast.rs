@@ -6,11 +6,11 @@ use half::bf16;
 
 use crate::convert::Scalar;
 use crate::dtype::DType;
-use crate::storage::{Element, Storage};
+use crate::storage::{vec_with_capacity, Element, Storage};
 use crate::tensor::{Tensor, TensorError};
 
 fn generic<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Vec<D>, TensorError> {
-    let mut out = Vec::with_capacity(t.numel());
+    let mut out = vec_with_capacity(t.numel());
     for o in t.offsets() {
         let s: Scalar = src[o].to_scalar();
         out.push(D::from_scalar(s.cast(D::DTYPE)?));
@@ -56,12 +56,16 @@ pub fn cast_storage(t: &Tensor, dtype: DType) -> Result<Storage, TensorError> {
     match (t.storage(), dtype) {
         (Storage::F32(_), DType::Bf16) => {
             if let Some(src) = t.as_slice::<f32>() {
-                return Ok(Storage::Bf16(src.iter().map(|&x| f32_to_bf16(x)).collect()));
+                let mut out = vec_with_capacity(src.len());
+                out.extend(src.iter().map(|&x| f32_to_bf16(x)));
+                return Ok(Storage::Bf16(out));
             }
         }
         (Storage::Bf16(_), DType::F32) => {
             if let Some(src) = t.as_slice::<bf16>() {
-                return Ok(Storage::F32(src.iter().map(|&x| bf16_to_f32(x)).collect()));
+                let mut out = vec_with_capacity(src.len());
+                out.extend(src.iter().map(|&x| bf16_to_f32(x)));
+                return Ok(Storage::F32(out));
             }
         }
         _ => {}

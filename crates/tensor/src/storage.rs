@@ -130,6 +130,37 @@ pub struct AllocError {
     pub dtype: DType,
 }
 
+/// Buffers at least this large ask the kernel for transparent huge pages:
+/// a fresh buffer is otherwise faulted in 4 KiB at a time, which costs more
+/// than the work of a fast kernel that fills it (NumPy does the same).
+const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+
+fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
+    if bytes < HUGE_PAGE_THRESHOLD {
+        return;
+    }
+    // Only whole pages inside the buffer are advised.
+    let page = 4096usize;
+    let start = (ptr as usize).div_ceil(page) * page;
+    let end = (ptr as usize + bytes) / page * page;
+    if end > start {
+        // SAFETY: the range lies inside a live allocation owned by the
+        // caller; MADV_HUGEPAGE changes only how the kernel backs it, never
+        // its contents, and a failure (e.g. no THP support) is harmless.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+/// An empty vector with room for `n` elements, backed by huge pages when
+/// large. Kernels fill it with `extend`/`push`.
+pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
+    v
+}
+
 /// A zero-filled vector obtained from the allocator's zeroed memory, so a
 /// large tensor of zeros costs address space, not resident memory, until it
 /// is written; and a failed allocation is an error, not an abort.
@@ -152,6 +183,7 @@ fn try_zeroed<T: Element>(n: usize) -> Result<Vec<T>, AllocError> {
         if ptr.is_null() {
             return Err(err());
         }
+        advise_huge_pages(ptr as *mut u8, layout.size());
         Ok(Vec::from_raw_parts(ptr, n, n))
     }
 }
