@@ -42,53 +42,9 @@ pub enum Builtin {
     Randn,
     F64Bits,
     F64FromBits,
-    /// A tensor operation of spec §4.1 that this version names but does not
-    /// implement yet: the checker accepts the call, the evaluator reports it.
+    /// A tensor operation of spec §4.1, run through `twill_tensor::ops`.
     TensorOp(&'static str),
 }
-
-/// The tensor operations of spec §4.1 (function form) not implemented yet.
-pub const PENDING_TENSOR_OPS: &[&str] = &[
-    "where",
-    "sum",
-    "mean",
-    "prod",
-    "max",
-    "min",
-    "median",
-    "var",
-    "std",
-    "argmax",
-    "argmin",
-    "all",
-    "any",
-    "logsumexp",
-    "cumsum",
-    "cumprod",
-    "softmax",
-    "log_softmax",
-    "sort",
-    "argsort",
-    "topk",
-    "argtopk",
-    "reshape",
-    "transpose",
-    "permute",
-    "flip",
-    "roll",
-    "squeeze",
-    "unsqueeze",
-    "broadcast_to",
-    "concat",
-    "stack",
-    "split",
-    "gather",
-    "index_select",
-    "matmul",
-    "linear",
-    "einsum",
-    "conv2d",
-];
 
 /// Elementwise functions that also apply to host numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -231,7 +187,7 @@ impl Builtin {
             "f64_from_bits" => Builtin::F64FromBits,
             other => match MathFn::from_name(other) {
                 Some(m) => Builtin::Math(m),
-                None => Builtin::TensorOp(PENDING_TENSOR_OPS.iter().find(|n| **n == other)?),
+                None => Builtin::TensorOp(twill_tensor::ops::SPEC_NAMES.iter().find(|n| **n == other)?),
             },
         })
     }
@@ -391,13 +347,12 @@ pub fn host_methods(ty: &Ty) -> Option<&'static [&'static str]> {
     }
 }
 
-/// Methods of tensors besides the math functions and the pending
-/// operations (all of which are also methods).
-pub const TENSOR_METHODS: &[&str] = &["to", "numel", "item", "maximum", "minimum", "clip"];
+/// Methods of tensors besides the operations of `twill_tensor::ops`.
+pub const TENSOR_METHODS: &[&str] = &["to", "numel", "item"];
 
 /// Whether `name` is a method of tensors (spec §4.1's method forms).
 pub fn is_tensor_method(name: &str) -> bool {
-    TENSOR_METHODS.contains(&name) || MathFn::from_name(name).is_some() || PENDING_TENSOR_OPS.contains(&name)
+    TENSOR_METHODS.contains(&name) || twill_tensor::ops::SPEC_NAMES.contains(&name)
 }
 
 /// The static result type of a method on a host receiver.

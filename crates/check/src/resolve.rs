@@ -1386,6 +1386,9 @@ impl Pass<'_> {
                 let sig = b.signature();
                 let npos = tys.len();
                 let mut given: Vec<&str> = Vec::new();
+                if let Builtin::TensorOp(op) = b {
+                    self.check_op_keywords(op, &hargs, npos);
+                }
                 for a in hargs.iter().filter(|_| !matches!(b, Builtin::TensorOp(_))) {
                     if let hir::Arg::Named(k, _, ks) = a {
                         match sig.params.iter().position(|p| *p == &**k) {
@@ -1454,6 +1457,32 @@ impl Pass<'_> {
         let (hargs, tys) = self.positional_only(args, "a function value");
         let ret = self.call_result(&cty, &tys, span, "this value");
         (H::Call(Box::new(ch), hargs), ret)
+    }
+
+    /// Keyword arguments of a tensor operation must name one of its
+    /// parameters (from the operation table) and not repeat a positional.
+    fn check_op_keywords(&mut self, op: &str, args: &[hir::Arg], npos: usize) {
+        let Some(spec) = twill_tensor::ops::lookup(op) else {
+            return;
+        };
+        for a in args {
+            if let hir::Arg::Named(k, _, ks) = a {
+                match spec.params.iter().position(|p| p.name == &**k) {
+                    None => {
+                        let names: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
+                        self.err(
+                            Diagnostic::error(*ks, format!("`{op}` has no argument `{k}`"))
+                                .with_note(format!("its parameters are: {}", names.join(", "))),
+                        )
+                    }
+                    Some(i) if i < npos => self.err(Diagnostic::error(
+                        *ks,
+                        format!("argument `{k}` of `{op}` is given twice"),
+                    )),
+                    Some(_) => {}
+                }
+            }
+        }
     }
 
     /// The dtype a constructor call asks for when its dtype argument is a
@@ -1557,7 +1586,11 @@ impl Pass<'_> {
                 );
             }
         }
-        let (hargs, _) = self.args(args);
+        let (hargs, ptys) = self.args(args);
+        if matches!(rty, Ty::Tensor(_)) {
+            // The receiver is the operation's first argument.
+            self.check_op_keywords(name, &hargs, ptys.len() + 1);
+        }
         let mut ty = host_method_type(&rty, name);
         if matches!(rty, Ty::Tensor(_) | Ty::Unknown) && name == "to" {
             ty = Ty::Tensor(self.literal_dtype_arg(args, 0).filter(|_| !args.is_empty()));

@@ -239,10 +239,8 @@ impl Interp {
             return self.tensor_builtin(b, args, f, span);
         }
         if let Builtin::TensorOp(name) = b {
-            return fail(
-                span,
-                format!("`{name}` is not supported yet: tensor operations arrive with the forward-ops work"),
-            );
+            let (pos, kw) = self.eval_args(args, f)?;
+            return self.call_op(name, &pos, kw, span);
         }
         let argv = self.positional(args, f, span)?;
         let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
@@ -394,7 +392,7 @@ impl Interp {
                 Ok(Value::Unit)
             }
             Builtin::Clock => Ok(Value::F64(self.start.elapsed().as_secs_f64())),
-            Builtin::TensorOp(name) => fail(span, format!("`{name}` is not supported yet")),
+            Builtin::TensorOp(name) => self.call_op(name, &argv, Vec::new(), span),
             Builtin::F64Bits => match arg(0) {
                 Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
                 Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),
@@ -421,7 +419,23 @@ impl Interp {
             | Builtin::OnesLike
             | Builtin::Rand
             | Builtin::Randn => self.tensor_builtin(b, args, f, span),
+            Builtin::Math(m) if matches!(arg(0), Value::Tensor(_)) => {
+                self.call_op(m.name(), &argv, Vec::new(), span)
+            }
+            Builtin::Math(m) if matches!(arg(0), Value::Tensor(_)) => {
+                self.call_op(m.name(), &argv, Vec::new(), span)
+            }
+            Builtin::Maximum | Builtin::Minimum | Builtin::Clip
+                if argv.iter().any(|v| matches!(v, Value::Tensor(_))) =>
+            {
+                self.call_op(b.name(), &argv, Vec::new(), span)
+            }
             Builtin::Math(m) => host_math(m, &arg(0)).or_else(|msg| fail(span, msg)),
+            Builtin::Maximum | Builtin::Minimum | Builtin::Clip
+                if argv.iter().any(|v| matches!(v, Value::Tensor(_))) =>
+            {
+                self.call_op(b.name(), &argv, Vec::new(), span)
+            }
             Builtin::Maximum | Builtin::Minimum => {
                 let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
                     return fail(
@@ -460,6 +474,17 @@ impl Interp {
         f: Frame,
         span: Span,
     ) -> R<Value> {
+        if let Value::Tensor(t) = &recv {
+            let (pos, kw) = self.eval_args(args, f)?;
+            if kw.is_empty() && matches!(name, "to" | "numel" | "item") {
+                let t = t.clone();
+                return self.tensor_method(&t, name, pos, span);
+            }
+            let mut all = Vec::with_capacity(pos.len() + 1);
+            all.push(recv.clone());
+            all.extend(pos);
+            return self.call_op(name, &all, kw, span);
+        }
         // A struct field holding a function is called like a method.
         if let Value::Struct(s) = &recv {
             if let Some(i) = s.def.field_index(name) {

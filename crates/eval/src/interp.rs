@@ -258,6 +258,7 @@ impl Interp {
                     None => fail(e.span, format!("Int overflow: -({i}) does not fit in 64 bits")),
                 },
                 Value::F64(x) => Ok(Value::F64(-x)),
+                t @ Value::Tensor(_) => self.call_op("neg", &[t], Vec::new(), e.span),
                 other => fail(e.span, format!("cannot negate a `{}`", other.type_name())),
             },
             H::Not(a) => Ok(Value::Bool(!self.truth(a, f, "the operand of `not`")?)),

@@ -21,10 +21,7 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::F64(x), Value::F64(y)) => float_op(op, *x, *y),
-        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => Err(format!(
-            "`{}` on tensors is not supported yet: tensor operations arrive with the forward-ops work",
-            op.symbol()
-        )),
+        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => crate::tensors::tensor_binary(op, a, b),
         (Value::Int(x), Value::F64(y)) => float_op_mixed(op, a, b, *x as f64, *y),
         (Value::F64(x), Value::Int(y)) => float_op_mixed(op, a, b, *x, *y as f64),
         _ => match op {

@@ -10,6 +10,7 @@ use twill_check::hir;
 use twill_syntax::Span;
 use twill_tensor::construct;
 use twill_tensor::convert::Scalar;
+use twill_tensor::ops::{Arg, BinaryOp, Operand, Out};
 use twill_tensor::tensor::IndexItem;
 use twill_tensor::{DType, Tensor, TensorError};
 
@@ -424,10 +425,12 @@ impl Interp {
                 want(0)?;
                 t.item().map(scalar_value).or_else(|e| terr(span, e))
             }
-            _ => fail(
-                span,
-                format!("`{name}` on tensors is not supported yet (tensor operations arrive with the forward-ops work)"),
-            ),
+            _ => {
+                let mut pos = Vec::with_capacity(argv.len() + 1);
+                pos.push(Value::Tensor(t.clone()));
+                pos.extend(argv);
+                self.call_op(name, &pos, Vec::new(), span)
+            }
         }
     }
 
@@ -495,4 +498,157 @@ fn collect_leaves(
             }
         }
     }
+}
+
+/// Keyword arguments by name, in the order given.
+pub(crate) type Keywords = Vec<(String, Value)>;
+
+/// A host value as an operation argument.
+pub(crate) fn to_arg(v: &Value, span: Span) -> R<Arg> {
+    Ok(match v {
+        Value::Tensor(t) => Arg::Tensor((**t).clone()),
+        Value::Int(i) => Arg::Int(*i),
+        Value::F64(x) => Arg::Float(*x),
+        Value::Bool(b) => Arg::Bool(*b),
+        Value::DType(d) => Arg::DType(*d),
+        Value::Str(s) => Arg::Str(s.to_string()),
+        Value::Arr(items) => {
+            if items.iter().all(|v| matches!(v, Value::Int(_))) {
+                Arg::Ints(
+                    items
+                        .iter()
+                        .map(|v| if let Value::Int(i) = v { *i } else { 0 })
+                        .collect(),
+                )
+            } else if items.iter().all(|v| matches!(v, Value::Tensor(_))) {
+                Arg::Tensors(
+                    items
+                        .iter()
+                        .filter_map(|v| {
+                            if let Value::Tensor(t) = v {
+                                Some((**t).clone())
+                            } else {
+                                None
+                            }
+                        })
+                        .collect(),
+                )
+            } else {
+                return fail(span, "an Arr argument must hold only Ints or only tensors");
+            }
+        }
+        other => {
+            return fail(
+                span,
+                format!("a tensor operation cannot take a `{}`", other.type_name()),
+            )
+        }
+    })
+}
+
+fn from_out(out: Out) -> Value {
+    match out {
+        Out::Tensor(t) => tensor_value(t),
+        Out::Tensors(ts) => Value::Arr(Rc::new(ts.into_iter().map(tensor_value).collect())),
+    }
+}
+
+impl Interp {
+    /// Runs a tensor operation of the table in `twill_tensor::ops`.
+    pub(crate) fn call_op(
+        &mut self,
+        name: &str,
+        pos: &[Value],
+        kw: Vec<(String, Value)>,
+        span: Span,
+    ) -> R<Value> {
+        let mut args = Vec::with_capacity(pos.len());
+        for v in pos {
+            args.push(to_arg(v, span)?);
+        }
+        let mut kwargs = Vec::with_capacity(kw.len());
+        for (k, v) in kw {
+            kwargs.push((k, to_arg(&v, span)?));
+        }
+        twill_tensor::ops::call(name, args, kwargs)
+            .map(from_out)
+            .or_else(|e| terr(span, e))
+    }
+
+    /// Evaluates call arguments keeping keywords: (positional, keywords).
+    pub(crate) fn eval_args(&mut self, args: &[hir::Arg], f: Frame) -> R<(Vec<Value>, Keywords)> {
+        let mut pos = Vec::new();
+        let mut kw = Vec::new();
+        for a in args {
+            match a {
+                hir::Arg::Pos(e) => pos.push(self.eval(e, f)?),
+                hir::Arg::Named(n, e, _) => kw.push((n.to_string(), self.eval(e, f)?)),
+            }
+        }
+        Ok((pos, kw))
+    }
+}
+
+/// `a op b` with a tensor on at least one side (`@` is `matmul`).
+pub(crate) fn tensor_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+    use twill_syntax::ast::BinOp as B;
+    fn operand(v: &Value) -> Option<Operand<'_>> {
+        match v {
+            Value::Tensor(t) => Some(Operand::Tensor(t)),
+            Value::Int(i) => Some(Operand::Int(*i)),
+            Value::F64(x) => Some(Operand::Float(*x)),
+            Value::Bool(b) => Some(Operand::Bool(*b)),
+            _ => None,
+        }
+    }
+    let top = match op {
+        B::Add => BinaryOp::Add,
+        B::Sub => BinaryOp::Sub,
+        B::Mul => BinaryOp::Mul,
+        B::Div => BinaryOp::Div,
+        B::FloorDiv => BinaryOp::FloorDiv,
+        B::Mod => BinaryOp::Mod,
+        B::Pow => BinaryOp::Pow,
+        B::Eq => BinaryOp::Eq,
+        B::Ne => BinaryOp::Ne,
+        B::Lt => BinaryOp::Lt,
+        B::Le => BinaryOp::Le,
+        B::Gt => BinaryOp::Gt,
+        B::Ge => BinaryOp::Ge,
+        B::BitAnd => BinaryOp::BitAnd,
+        B::BitOr => BinaryOp::BitOr,
+        B::BitXor => BinaryOp::BitXor,
+        B::Shl => BinaryOp::Shl,
+        B::Shr => BinaryOp::Shr,
+        B::MatMul => {
+            let (Ok(x), Ok(y)) = (
+                to_arg(a, twill_syntax::Span::default()),
+                to_arg(b, twill_syntax::Span::default()),
+            ) else {
+                return Err(format!(
+                    "`@` needs two tensors, not `{}` and `{}`",
+                    a.type_name(),
+                    b.type_name()
+                ));
+            };
+            return twill_tensor::ops::call("matmul", vec![x, y], Vec::new())
+                .map(from_out)
+                .map_err(|e| e.0);
+        }
+    };
+    let (Some(x), Some(y)) = (operand(a), operand(b)) else {
+        return Err(format!(
+            "cannot apply `{}` to a `{}` and a `{}`",
+            op.symbol(),
+            a.type_name(),
+            b.type_name()
+        ));
+    };
+    apply_binary(top, x, y)
+}
+
+fn apply_binary(op: BinaryOp, x: Operand, y: Operand) -> Result<Value, String> {
+    twill_tensor::ops::binary(op, x, y)
+        .map(tensor_value)
+        .map_err(|e| e.0)
 }

@@ -9,6 +9,8 @@ pub mod display;
 pub mod dtype;
 pub mod format;
 pub mod math;
+pub mod ops;
+pub mod promote;
 pub mod shortest;
 pub mod storage;
 pub mod tensor;

@@ -1,0 +1,5 @@
+//! Tensor operations: order group (being written).
+
+use super::OpSpec;
+
+pub const OPS: &[OpSpec] = &[];

@@ -1,0 +1,5 @@
+//! Tensor operations: reduce group (being written).
+
+use super::OpSpec;
+
+pub const OPS: &[OpSpec] = &[];

@@ -1,0 +1,5 @@
+//! Tensor operations: shape group (being written).
+
+use super::OpSpec;
+
+pub const OPS: &[OpSpec] = &[];
