@@ -41,6 +41,47 @@ impl From<AllocError> for TensorError {
     }
 }
 
+/// The broadcast of two shapes (NumPy rules), or an error naming both.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>, TensorError> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if x == y || y == 1 {
+            x
+        } else if x == 1 {
+            y
+        } else {
+            return Err(TensorError(format!(
+                "shapes {} and {} cannot be broadcast together",
+                shape_str(a),
+                shape_str(b)
+            )));
+        };
+    }
+    Ok(out)
+}
+
+/// An axis argument (negative counts from the end) as an index below `ndim`.
+pub fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, TensorError> {
+    let n = ndim as i64;
+    let a = if axis < 0 { axis + n } else { axis };
+    if a < 0 || a >= n.max(1) || (ndim == 0 && axis != 0 && axis != -1) {
+        return Err(TensorError(format!(
+            "axis {axis} is out of range for a tensor of rank {ndim}"
+        )));
+    }
+    Ok(a as usize)
+}
+
+/// Rounds f64 values once into `dtype` and packs them (the "compute in f64,
+/// round once to the result dtype" of seed 000).
+pub fn from_f64_rounded(values: Vec<f64>, shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
+    let t = Tensor::from_vec(values, shape)?;
+    t.cast(dtype)
+}
+
 /// Shapes print as NumPy's tuples do, but with brackets: `[2, 3]`.
 pub fn shape_str(shape: &[usize]) -> String {
     let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
@@ -230,6 +271,114 @@ impl Tensor {
         self.scalars()
             .next()
             .ok_or_else(|| TensorError("empty tensor".into()))
+    }
+
+    /// A view of the same storage with another layout. The layout must stay
+    /// inside the storage (checked), so a view can never read out of bounds.
+    pub fn with_layout(
+        &self,
+        shape: Vec<usize>,
+        strides: Vec<isize>,
+        offset: usize,
+    ) -> Result<Tensor, TensorError> {
+        if shape.len() != strides.len() {
+            return Err(TensorError("a layout needs one stride per axis".into()));
+        }
+        if shape.contains(&0) {
+            return Ok(Tensor {
+                data: self.data.clone(),
+                shape,
+                strides,
+                offset: 0,
+            });
+        }
+        let (mut lo, mut hi) = (offset as isize, offset as isize);
+        for (&d, &s) in shape.iter().zip(&strides) {
+            let span = s.saturating_mul(d as isize - 1);
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        if lo < 0 || hi as usize >= self.data.len() {
+            return Err(TensorError("a view would reach outside its storage".into()));
+        }
+        Ok(Tensor {
+            data: self.data.clone(),
+            shape,
+            strides,
+            offset,
+        })
+    }
+
+    /// The storage offset of the first element.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// A view broadcast to `shape` (NumPy rules: trailing axes aligned, a
+    /// size-1 axis stretches with stride 0).
+    pub fn broadcast_view(&self, shape: &[usize]) -> Result<Tensor, TensorError> {
+        if shape.len() < self.ndim() {
+            return Err(TensorError(format!(
+                "cannot broadcast shape {} to {}",
+                shape_str(&self.shape),
+                shape_str(shape)
+            )));
+        }
+        let lead = shape.len() - self.ndim();
+        let mut strides = vec![0isize; shape.len()];
+        for (i, &d) in shape.iter().enumerate().skip(lead) {
+            let (own, s) = (self.shape[i - lead], self.strides[i - lead]);
+            strides[i] = if own == d {
+                s
+            } else if own == 1 {
+                0
+            } else {
+                return Err(TensorError(format!(
+                    "cannot broadcast shape {} to {}",
+                    shape_str(&self.shape),
+                    shape_str(shape)
+                )));
+            };
+        }
+        Ok(Tensor {
+            data: self.data.clone(),
+            shape: shape.to_vec(),
+            strides,
+            offset: self.offset,
+        })
+    }
+
+    /// The axes reordered: axis `i` of the result is axis `perm[i]` of self.
+    pub fn permuted(&self, perm: &[usize]) -> Result<Tensor, TensorError> {
+        let mut seen = vec![false; self.ndim()];
+        if perm.len() != self.ndim()
+            || perm
+                .iter()
+                .any(|&p| p >= self.ndim() || std::mem::replace(&mut seen[p], true))
+        {
+            return Err(TensorError(format!(
+                "{perm:?} is not a permutation of the axes of a rank-{} tensor",
+                self.ndim()
+            )));
+        }
+        Ok(Tensor {
+            data: self.data.clone(),
+            shape: perm.iter().map(|&p| self.shape[p]).collect(),
+            strides: perm.iter().map(|&p| self.strides[p]).collect(),
+            offset: self.offset,
+        })
+    }
+
+    /// The elements in row-major order as f64 (exact: every dtype's values
+    /// are f64 values).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        if let Some(v) = self.as_slice::<f64>() {
+            return v.to_vec();
+        }
+        with_storage!(&*self.data, v => self.offsets().map(|o| v[o].to_f64()).collect())
     }
 
     /// All axes reversed (`x.T`): a view.
