@@ -74,7 +74,11 @@ pub struct MatchArm {
     pub body: Expr,
 }
 
+/// `repr(u8)` gives the enum a plain tag byte: without it the compiler
+/// hides the tag in a niche of a field, and every `match` in the
+/// evaluator's hot loop pays to decode it.
 #[derive(Debug)]
+#[repr(u8)]
 pub enum ExprKind {
     Unit,
     Int(i64),
@@ -138,6 +142,7 @@ pub enum PathElem {
 }
 
 #[derive(Debug)]
+#[repr(u8)]
 pub enum Stmt {
     Expr(Expr),
     /// Binds (or rebinds) a variable; `check` is a run-time annotation check

@@ -147,6 +147,18 @@ fn expr(kind: H, span: Span) -> hir::Expr {
     hir::Expr { kind, span }
 }
 
+/// A block as an expression. A block of one expression statement is that
+/// expression: names are already slots, so the block adds nothing but a
+/// level of evaluation.
+fn block_expr(mut stmts: Vec<hir::Stmt>, span: Span) -> hir::Expr {
+    if stmts.len() == 1 && matches!(stmts[0], hir::Stmt::Expr(_)) {
+        if let Some(hir::Stmt::Expr(e)) = stmts.pop() {
+            return e;
+        }
+    }
+    expr(H::Block(stmts), span)
+}
+
 fn join(a: Ty, b: &Ty) -> Ty {
     if a == *b {
         a
@@ -887,7 +899,7 @@ impl Pass<'_> {
             params,
             ret: ret.as_ref().map(RtType::from_ty),
             num_locals: ctx.map(|c| c.num_locals).unwrap_or(0),
-            body: expr(H::Block(stmts), decl.body.span),
+            body: block_expr(stmts, decl.body.span),
             span: decl.span,
         }
     }
@@ -1072,7 +1084,7 @@ impl Pass<'_> {
             } => {
                 let c = self.cond(cond, "an `if` condition");
                 let (ts, tt) = self.block(then);
-                let then_e = expr(H::Block(ts), then.span);
+                let then_e = block_expr(ts, then.span);
                 match otherwise {
                     Some(o) => {
                         let (oh, ot) = self.expr(o);
@@ -1090,7 +1102,7 @@ impl Pass<'_> {
                 let (bs, _) = self.block(body);
                 self.cur().loop_depth -= 1;
                 (
-                    H::While(Box::new(c), Box::new(expr(H::Block(bs), body.span))),
+                    H::While(Box::new(c), Box::new(block_expr(bs, body.span))),
                     Ty::Unit,
                 )
             }
@@ -1123,7 +1135,7 @@ impl Pass<'_> {
                     H::For {
                         slot,
                         iter: Box::new(ih),
-                        body: Box::new(expr(H::Block(bs), body.span)),
+                        body: Box::new(block_expr(bs, body.span)),
                     },
                     Ty::Unit,
                 )
@@ -1147,7 +1159,7 @@ impl Pass<'_> {
             }
             A::Block(b) => {
                 let (stmts, ty) = self.block(b);
-                (H::Block(stmts), ty)
+                return (block_expr(stmts, span), ty);
             }
             A::Lambda(decl) => self.closure(decl, None),
             A::StructLit { name, fields } => self.struct_lit(name, fields, span),

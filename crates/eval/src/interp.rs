@@ -40,13 +40,16 @@ pub(crate) enum Ctrl {
     Break,
     Continue,
     Return(Value),
-    Error(Box<RuntimeError>),
+    Error(RuntimeError),
 }
 
-pub(crate) type R<T> = Result<T, Ctrl>;
+/// Every evaluation returns this. Boxing the control-flow side keeps
+/// `R<Value>` at 16 bytes, so it comes back in two registers: the common
+/// path (a value) pays nothing for the rare one (break, return, an error).
+pub(crate) type R<T> = Result<T, Box<Ctrl>>;
 
 pub(crate) fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
-    Err(Ctrl::Error(Box::new(RuntimeError {
+    Err(Box::new(Ctrl::Error(RuntimeError {
         message: message.into(),
         span,
         notes: Vec::new(),
@@ -131,8 +134,10 @@ impl Interp {
         self.flush();
         match r {
             Ok(v) => Ok(if m.ends_with_expr { Some(v) } else { None }),
-            Err(Ctrl::Error(e)) => Err(*e),
-            Err(Ctrl::Return(_) | Ctrl::Break | Ctrl::Continue) => Ok(None),
+            Err(c) => match *c {
+                Ctrl::Error(e) => Err(e),
+                Ctrl::Return(_) | Ctrl::Break | Ctrl::Continue => Ok(None),
+            },
         }
     }
 
@@ -173,29 +178,49 @@ impl Interp {
             H::Binary(op, a, b) => {
                 let x = self.operand(a, f)?;
                 let y = self.operand(b, f)?;
-                if let (Value::Int(p), Value::Int(q)) = (&x, &y) {
-                    let (p, q) = (*p, *q);
-                    let fast = match op {
-                        BinOp::Add => p.checked_add(q).map(Value::Int),
-                        BinOp::Sub => p.checked_sub(q).map(Value::Int),
-                        BinOp::Mul => p.checked_mul(q).map(Value::Int),
-                        BinOp::Lt => Some(Value::Bool(p < q)),
-                        BinOp::Le => Some(Value::Bool(p <= q)),
-                        BinOp::Gt => Some(Value::Bool(p > q)),
-                        BinOp::Ge => Some(Value::Bool(p >= q)),
-                        BinOp::Eq => Some(Value::Bool(p == q)),
-                        BinOp::Ne => Some(Value::Bool(p != q)),
-                        BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
-                        _ => None,
-                    };
-                    if let Some(v) = fast {
-                        return Ok(v);
+                // Matching by value moves the Ints out, so this path runs no
+                // drop glue.
+                match (x, y) {
+                    (Value::Int(p), Value::Int(q)) => {
+                        let fast = match op {
+                            BinOp::Add => p.checked_add(q).map(Value::Int),
+                            BinOp::Sub => p.checked_sub(q).map(Value::Int),
+                            BinOp::Mul => p.checked_mul(q).map(Value::Int),
+                            BinOp::Lt => Some(Value::Bool(p < q)),
+                            BinOp::Le => Some(Value::Bool(p <= q)),
+                            BinOp::Gt => Some(Value::Bool(p > q)),
+                            BinOp::Ge => Some(Value::Bool(p >= q)),
+                            BinOp::Eq => Some(Value::Bool(p == q)),
+                            BinOp::Ne => Some(Value::Bool(p != q)),
+                            BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
+                            _ => None,
+                        };
+                        match fast {
+                            Some(v) => Ok(v),
+                            None => {
+                                ops::binary(*op, &Value::Int(p), &Value::Int(q)).or_else(|m| fail(e.span, m))
+                            }
+                        }
                     }
+                    (Value::F64(p), Value::F64(q))
+                        if !matches!(op, BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) =>
+                    {
+                        ops::binary(*op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail(e.span, m))
+                    }
+                    (x, y) => ops::binary(*op, &x, &y).or_else(|m| fail(e.span, m)),
                 }
-                ops::binary(*op, &x, &y).or_else(|m| fail(e.span, m))
             }
             H::If(c, t, o) => {
-                if self.truth(c, f, "an `if` condition")? {
+                let cond = match self.operand(c, f)? {
+                    Value::Bool(b) => b,
+                    other => {
+                        return fail(
+                            c.span,
+                            format!("an `if` condition must be a Bool, not `{}`", other.type_name()),
+                        )
+                    }
+                };
+                if cond {
                     self.eval(t, f)
                 } else if let Some(o) = o {
                     self.eval(o, f)
@@ -290,7 +315,7 @@ impl Interp {
             }
             H::Try(inner) => match self.eval(inner, f)? {
                 Value::Ok(v) | Value::Some(v) => Ok((*v).clone()),
-                err @ (Value::Err(_) | Value::None) => Err(Ctrl::Return(err)),
+                err @ (Value::Err(_) | Value::None) => Err(Box::new(Ctrl::Return(err))),
                 other => fail(
                     e.span,
                     format!("`?` needs a `Res` or `Opt`, not `{}`", other.type_name()),
@@ -299,8 +324,9 @@ impl Interp {
             H::While(c, body) => {
                 while self.truth(c, f, "a `while` condition")? {
                     match self.eval(body, f) {
-                        Ok(_) | Err(Ctrl::Continue) => {}
-                        Err(Ctrl::Break) => break,
+                        Ok(_) => {}
+                        Err(c) if matches!(*c, Ctrl::Continue) => {}
+                        Err(c) if matches!(*c, Ctrl::Break) => break,
                         Err(other) => return Err(other),
                     }
                 }
@@ -417,10 +443,10 @@ impl Interp {
                         Some(e) => self.eval(e, f)?,
                         None => Value::Unit,
                     };
-                    return Err(Ctrl::Return(v));
+                    return Err(Box::new(Ctrl::Return(v)));
                 }
-                Stmt::Break => return Err(Ctrl::Break),
-                Stmt::Continue => return Err(Ctrl::Continue),
+                Stmt::Break => return Err(Box::new(Ctrl::Break)),
+                Stmt::Continue => return Err(Box::new(Ctrl::Continue)),
             }
         }
         Ok(Value::Unit)
@@ -501,7 +527,7 @@ impl Interp {
     fn enter(&mut self, c: &Rc<Closure>, base: usize, span: Span) -> R<Value> {
         if self.depth >= MAX_CALL_DEPTH || stacker::remaining_stack().is_some_and(|r| r < STACK_RESERVE) {
             self.stack.truncate(base);
-            return Err(Ctrl::Error(Box::new(RuntimeError {
+            return Err(Box::new(Ctrl::Error(RuntimeError {
                 message: format!(
                     "stack overflow: recursion is too deep ({} nested calls)",
                     self.depth
@@ -542,8 +568,16 @@ impl Interp {
         self.depth -= 1;
         self.stack.truncate(base);
         let v = match r {
-            Ok(v) | Err(Ctrl::Return(v)) => v,
-            Err(e) => return Err(e),
+            Ok(v) => v,
+            Err(c) => {
+                if !matches!(*c, Ctrl::Return(_)) {
+                    return Err(c);
+                }
+                match *c {
+                    Ctrl::Return(v) => v,
+                    _ => Value::Unit,
+                }
+            }
         };
         match &func.ret {
             Some(rt) => conform(v, rt).or_else(|(want, got)| {
@@ -568,8 +602,9 @@ impl Interp {
         macro_rules! run_body {
             () => {
                 match self.eval(body, f) {
-                    Ok(_) | Err(Ctrl::Continue) => {}
-                    Err(Ctrl::Break) => break,
+                    Ok(_) => {}
+                    Err(c) if matches!(*c, Ctrl::Continue) => {}
+                    Err(c) if matches!(*c, Ctrl::Break) => break,
                     Err(other) => return Err(other),
                 }
             };
