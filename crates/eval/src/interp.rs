@@ -141,6 +141,37 @@ impl Interp {
         }
     }
 
+    /// Calls the global function `name`, defined by a module this
+    /// interpreter has already run (the standard library, say), with
+    /// argument values made in Rust, exactly as a call from twill would
+    /// (parameter and return annotations are checked). For tests and
+    /// embedders; errors carry an empty span at offset 0.
+    pub fn call_global(&mut self, name: &str, args: Vec<Value>) -> Result<Value, RuntimeError> {
+        let span = Span::new(0, 0);
+        let callee = self
+            .global_names
+            .iter()
+            .position(|n| &**n == name)
+            .and_then(|slot| self.globals.get(slot))
+            .filter(|v| !matches!(v, Value::Undefined))
+            .cloned();
+        let Some(callee) = callee else {
+            return Err(RuntimeError {
+                message: format!("no global `{name}` has been defined"),
+                span,
+                notes: Vec::new(),
+            });
+        };
+        let r = self.call_with(&callee, args, span);
+        self.flush();
+        match r {
+            Ok(v) | Err(Ctrl::Return(v)) => Ok(v),
+            Err(Ctrl::Error(e)) => Err(*e),
+            // A function body never lets `break` or `continue` escape.
+            Err(Ctrl::Break | Ctrl::Continue) => Ok(Value::Unit),
+        }
+    }
+
     fn load(&self, var: Var, f: Frame, span: Span) -> R<Value> {
         match var {
             Var::Local(s) => Ok(self.stack[f.base + s as usize].clone()),
