@@ -165,10 +165,13 @@ impl Interp {
         let r = self.call_with(&callee, args, span);
         self.flush();
         match r {
-            Ok(v) | Err(Ctrl::Return(v)) => Ok(v),
-            Err(Ctrl::Error(e)) => Err(*e),
-            // A function body never lets `break` or `continue` escape.
-            Err(Ctrl::Break | Ctrl::Continue) => Ok(Value::Unit),
+            Ok(v) => Ok(v),
+            Err(c) => match *c {
+                Ctrl::Return(v) => Ok(v),
+                Ctrl::Error(e) => Err(e),
+                // A function body never lets `break` or `continue` escape.
+                Ctrl::Break | Ctrl::Continue => Ok(Value::Unit),
+            },
         }
     }
 

@@ -8,6 +8,7 @@
 //! Each submodule owns a group of operations and exports its `OPS`.
 
 pub mod contract;
+pub mod dtypes;
 pub mod elementwise;
 pub mod order;
 pub mod reduce;
