@@ -91,6 +91,15 @@ for (const base of [2 ** 52, 2 ** 53, 2 ** 54]) {
 addBoth(Number.MAX_SAFE_INTEGER); addBoth(Number.MIN_SAFE_INTEGER);
 
 // Familiar values.
+// Exact ties between the two shortest candidates, which ECMAScript breaks
+// toward the even digit (k + 0.25 and k + 0.75 at 2^50..2^52, where the
+// f64 spacing is 1/4, 1/4 and 1/2... and a few at other scales).
+for (let k = 0; k < 60; k++) {
+  addBoth(2 ** 50 + k + 0.25);
+  addBoth(2 ** 50 + k + 0.75);
+  addBoth(2 ** 49 + k * 7 + 0.125);
+  addBoth((2 ** 51 + k) + 0.5);
+}
 for (const x of [0.1, 0.2, 0.3, 0.1 + 0.2, 1 / 3, 2 / 3, 1 / 7, 0.5, 1.5, 123.5,
   Math.PI, Math.E, Math.SQRT2, Math.LN2, 1e-7 * 1.5, 123456789012345680000,
   999999999999999900000, 0.000001, 0.0000015, 1, 10, 100, 255, 65504,

@@ -34,7 +34,22 @@ pub fn format_number(x: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    match shortest_digits(x.abs()) {
+    // core's shortest formatting is fast and right except on an exact tie
+    // between two shortest candidates, where it rounds up instead of to the
+    // even digit. A tie at n digits means the value's exact expansion has
+    // n + 1 significant digits ending in 5, so only when the correctly
+    // rounded (n + 1)-digit form ends in 5 is the exact algorithm needed.
+    let fast = shortest_digits(x.abs());
+    let tie_possible = fast.as_ref().is_none_or(|d| {
+        let text = format!("{:.*e}", d.digits.len(), x.abs());
+        text.split_once('e').is_some_and(|(m, _)| m.ends_with('5'))
+    });
+    let digits = if tie_possible {
+        crate::shortest::shortest_f64_parts(x).or(fast)
+    } else {
+        fast
+    };
+    match digits {
         Some(d) => layout_ecmascript(x.is_sign_negative(), &d.digits, d.exponent),
         // core's `{:e}` always yields `<digits>e<exp>` for finite values, so
         // this is unreachable; Display still round-trips, which beats a panic.

@@ -160,6 +160,27 @@ pub fn shortest_parts(bits: u32, format: FloatFormat) -> Option<Decimal> {
     }
 }
 
+/// The shortest, closest (ties to even) digits of a finite nonzero f64,
+/// by the same exact algorithm; `None` for zeros, NaN and infinities.
+pub fn shortest_f64_parts(x: f64) -> Option<Decimal> {
+    if !x.is_finite() || x == 0.0 {
+        return None;
+    }
+    let bits = x.to_bits();
+    let field = ((bits >> 52) & 0x7FF) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (m, e) = if field == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), field - 1075)
+    };
+    // At a power of two the gap to the next value below is half the gap
+    // above (except at the smallest normal, whose neighbour below is the
+    // largest subnormal, one ulp away).
+    let lower_gap_halved = field > 1 && fraction == 0;
+    Some(shortest_parts_of(m, e, lower_gap_halved))
+}
+
 /// Formats a bf16 element given its bits.
 pub fn format_bf16(bits: u16) -> String {
     shortest_decimal(u32::from(bits), FloatFormat::BF16)

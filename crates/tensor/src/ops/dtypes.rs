@@ -24,7 +24,9 @@ pub enum Input {
 pub fn binary(op: BinaryOp, a: Input, b: Input) -> Option<DType> {
     let joined = join(a, b)?;
     Some(match op {
-        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => DType::Bool,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            DType::Bool
+        }
         BinaryOp::Div => float_result(joined),
         BinaryOp::Add
         | BinaryOp::Sub
@@ -61,11 +63,13 @@ pub fn result(op: &str, args: &[Input]) -> Option<DType> {
         _ => None,
     };
     match op {
-        "neg" | "abs" | "sign" | "relu" | "square" | "floor" | "ceil" | "round" | "clip" | "max" | "min" | "sort"
-        | "topk" | "reshape" | "transpose" | "permute" | "flip" | "roll" | "squeeze" | "unsqueeze"
-        | "broadcast_to" | "gather" | "index_select" => first,
+        "neg" | "abs" | "sign" | "relu" | "square" | "floor" | "ceil" | "round" | "clip" | "max" | "min"
+        | "sort" | "topk" | "reshape" | "transpose" | "permute" | "flip" | "roll" | "squeeze"
+        | "unsqueeze" | "broadcast_to" | "gather" | "index_select" => first,
         "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "sin" | "cos" | "tan" | "tanh" | "sigmoid"
-        | "mean" | "median" | "var" | "std" | "logsumexp" | "softmax" | "log_softmax" => first.map(float_result),
+        | "mean" | "median" | "var" | "std" | "logsumexp" | "softmax" | "log_softmax" => {
+            first.map(float_result)
+        }
         "isnan" | "isinf" | "isfinite" | "all" | "any" => Some(DType::Bool),
         "sum" | "prod" | "cumsum" | "cumprod" => first.map(sum_result),
         "argmax" | "argmin" | "argsort" | "argtopk" => Some(DType::I32),
@@ -104,16 +108,37 @@ mod tests {
     #[test]
     fn rules_follow_the_seed() {
         let t = |d| Input::Tensor(Some(d));
-        assert_eq!(binary(BinaryOp::Add, t(DType::F16), t(DType::Bf16)), Some(DType::F32));
-        assert_eq!(binary(BinaryOp::Mul, t(DType::Bf16), Input::Scalar(ScalarKind::Float)), Some(DType::Bf16));
-        assert_eq!(binary(BinaryOp::Div, t(DType::I32), t(DType::I8)), Some(DType::F32));
-        assert_eq!(binary(BinaryOp::Lt, t(DType::F32), t(DType::F64)), Some(DType::Bool));
+        assert_eq!(
+            binary(BinaryOp::Add, t(DType::F16), t(DType::Bf16)),
+            Some(DType::F32)
+        );
+        assert_eq!(
+            binary(BinaryOp::Mul, t(DType::Bf16), Input::Scalar(ScalarKind::Float)),
+            Some(DType::Bf16)
+        );
+        assert_eq!(
+            binary(BinaryOp::Div, t(DType::I32), t(DType::I8)),
+            Some(DType::F32)
+        );
+        assert_eq!(
+            binary(BinaryOp::Lt, t(DType::F32), t(DType::F64)),
+            Some(DType::Bool)
+        );
         assert_eq!(result("mean", &[t(DType::I32)]), Some(DType::F32));
         assert_eq!(result("sum", &[t(DType::I8)]), Some(DType::I32));
         assert_eq!(result("argmax", &[t(DType::Bf16)]), Some(DType::I32));
-        assert_eq!(result("matmul", &[t(DType::Bf16), t(DType::Bf16)]), Some(DType::Bf16));
+        assert_eq!(
+            result("matmul", &[t(DType::Bf16), t(DType::Bf16)]),
+            Some(DType::Bf16)
+        );
         assert_eq!(result("matmul", &[t(DType::I8), t(DType::I8)]), Some(DType::I32));
-        assert_eq!(result("where", &[t(DType::Bool), t(DType::F16), Input::Scalar(ScalarKind::Float)]), Some(DType::F16));
+        assert_eq!(
+            result(
+                "where",
+                &[t(DType::Bool), t(DType::F16), Input::Scalar(ScalarKind::Float)]
+            ),
+            Some(DType::F16)
+        );
         assert_eq!(result("exp", &[Input::Tensor(None)]), None);
     }
 }
