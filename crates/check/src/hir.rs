@@ -132,6 +132,9 @@ pub enum ExprKind {
         def: Rc<StructDef>,
         fields: Vec<Expr>,
     },
+    /// The checker's claim that the expression is a tensor of this dtype,
+    /// verified when the program runs (only when cross-checking).
+    AssertDtype(Box<Expr>, DType),
 }
 
 /// One step of an assignment target after its root variable: `a[i].f = v`.

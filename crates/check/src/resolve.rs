@@ -37,6 +37,10 @@ struct GlobalInfo {
 /// A REPL keeps one `Checker` for the whole session.
 #[derive(Clone, Debug, Default)]
 pub struct Checker {
+    /// Wrap every tensor expression whose dtype is known statically in a
+    /// run-time assertion of that dtype (the golden harness turns this on
+    /// to prove the checker and the evaluator agree).
+    pub crosscheck: bool,
     globals: HashMap<String, GlobalInfo>,
     structs: HashMap<String, (Rc<hir::StructDef>, Vec<Ty>)>,
     num_globals: u32,
@@ -53,6 +57,10 @@ struct Local {
     slot: u32,
     mutable: bool,
     ty: Ty,
+    /// Warn when a `let`/`var` binding is never read.
+    warn_unused: bool,
+    used: bool,
+    span: Span,
 }
 
 struct FnCtx {
@@ -94,6 +102,16 @@ struct Pass<'a> {
     fns: Vec<FnCtx>,
     diags: Vec<Diagnostic>,
     depth: u32,
+    /// How an expression's dtype arose ("f16 + bf16 promotes to f32"), by
+    /// span, for notes on annotation errors.
+    why: HashMap<(u32, u32), String>,
+    /// The note of the latest binding of a name, carried to its uses.
+    why_by_name: HashMap<String, String>,
+    /// Where `let`/`var` bindings are declared, for unused warnings.
+    binding_span: Span,
+    /// The element dtypes of list literals of tensors, by span (for the
+    /// result dtype of `concat` and `stack`).
+    list_dtypes: HashMap<(u32, u32), Vec<Option<DType>>>,
 }
 
 impl Checker {
@@ -110,6 +128,10 @@ impl Checker {
             fns: vec![FnCtx::new()],
             diags: Vec::new(),
             depth: 0,
+            why: HashMap::new(),
+            why_by_name: HashMap::new(),
+            binding_span: Span::default(),
+            list_dtypes: HashMap::new(),
         };
         let module = pass.program(program);
         let diagnostics = pass.diags;
@@ -165,6 +187,45 @@ fn join(a: Ty, b: &Ty) -> Ty {
     } else {
         Ty::Unknown
     }
+}
+
+/// What the dtype rules need to know about a static type.
+fn dtype_input(t: &Ty) -> twill_tensor::ops::dtypes::Input {
+    use twill_tensor::ops::dtypes::Input;
+    use twill_tensor::promote::ScalarKind;
+    match t {
+        Ty::Tensor(d) => Input::Tensor(*d),
+        Ty::Int => Input::Scalar(ScalarKind::Int),
+        Ty::F64 => Input::Scalar(ScalarKind::Float),
+        Ty::Bool => Input::Scalar(ScalarKind::Bool),
+        _ => Input::Other,
+    }
+}
+
+/// The tensor operator of a language operator (`@` is `matmul`, not one).
+fn tensor_binary_op(op: BinOp) -> Option<twill_tensor::ops::BinaryOp> {
+    use twill_tensor::ops::BinaryOp as T;
+    Some(match op {
+        BinOp::Add => T::Add,
+        BinOp::Sub => T::Sub,
+        BinOp::Mul => T::Mul,
+        BinOp::Div => T::Div,
+        BinOp::FloorDiv => T::FloorDiv,
+        BinOp::Mod => T::Mod,
+        BinOp::Pow => T::Pow,
+        BinOp::Eq => T::Eq,
+        BinOp::Ne => T::Ne,
+        BinOp::Lt => T::Lt,
+        BinOp::Le => T::Le,
+        BinOp::Gt => T::Gt,
+        BinOp::Ge => T::Ge,
+        BinOp::BitAnd => T::BitAnd,
+        BinOp::BitOr => T::BitOr,
+        BinOp::BitXor => T::BitXor,
+        BinOp::Shl => T::Shl,
+        BinOp::Shr => T::Shr,
+        BinOp::MatMul => return None,
+    })
 }
 
 fn is_host_scalar(t: &Ty) -> bool {
@@ -457,9 +518,10 @@ impl Pass<'_> {
     // -------------------------------------------------------------- lookup
 
     fn find(&mut self, depth: usize, name: &str) -> Option<Found> {
-        let ctx = &self.fns[depth];
-        for scope in ctx.scopes.iter().rev() {
-            if let Some(l) = scope.iter().rev().find(|l| l.name == name) {
+        let ctx = &mut self.fns[depth];
+        for scope in ctx.scopes.iter_mut().rev() {
+            if let Some(l) = scope.iter_mut().rev().find(|l| l.name == name) {
+                l.used = true;
                 return Some(Found::Var {
                     var: Var::Local(l.slot),
                     ty: l.ty.clone(),
@@ -554,6 +616,7 @@ impl Pass<'_> {
     /// Declares a local (or, directly at top level, a global) and returns
     /// where it lives.
     fn declare(&mut self, name: &str, mutable: bool, ty: Ty) -> Var {
+        let span = std::mem::take(&mut self.binding_span);
         if self.at_top_level() {
             if let Some(g) = self.ck.globals.get_mut(name) {
                 g.visible = true;
@@ -576,6 +639,9 @@ impl Pass<'_> {
             slot,
             mutable,
             ty,
+            warn_unused: span != Span::default(),
+            used: false,
+            span,
         });
         Var::Local(slot)
     }
@@ -592,7 +658,7 @@ impl Pass<'_> {
                 ty = t;
             }
         }
-        self.cur().scopes.pop();
+        self.pop_scope();
         if !matches!(out.last(), Some(hir::Stmt::Expr(_))) {
             ty = Ty::Unit;
         }
@@ -615,17 +681,16 @@ impl Pass<'_> {
                 let bind_ty = match ann {
                     Some(ann) => {
                         if !vty.fits(&ann) {
-                            self.err(
-                                Diagnostic::error(
-                                    value.span,
-                                    format!("`{}` is annotated `{ann}` but this value is `{vty}`", name.name),
-                                )
-                                .with_label(format!("this is {vty}"))
-                                .with_secondary(
-                                    ty.as_ref().map(|t| t.span).unwrap_or(name.span),
-                                    "annotation",
-                                ),
-                            );
+                            let mut d = Diagnostic::error(
+                                value.span,
+                                format!("`{}` is annotated `{ann}` but this value is `{vty}`", name.name),
+                            )
+                            .with_label(format!("this is {vty}"))
+                            .with_secondary(ty.as_ref().map(|t| t.span).unwrap_or(name.span), "annotation");
+                            if let Some(w) = self.why.get(&(value.span.start, value.span.end)) {
+                                d = d.with_note(format!("this is {vty}: {w}"));
+                            }
+                            self.err(d);
                         }
                         if vty != ann {
                             check = Some(RtType::from_ty(&ann));
@@ -635,6 +700,16 @@ impl Pass<'_> {
                     None if *mutable => Ty::Unknown,
                     None => vty,
                 };
+                match self.why.get(&(value.span.start, value.span.end)).cloned() {
+                    Some(w) => self.why_by_name.insert(name.name.clone(), w),
+                    None => self.why_by_name.remove(&name.name),
+                };
+                if check.is_none() && self.ck.crosscheck {
+                    if let Ty::Tensor(Some(d)) = bind_ty {
+                        check = Some(RtType::Crosscheck(d));
+                    }
+                }
+                self.binding_span = name.span;
                 let var = self.declare(&name.name, *mutable, bind_ty);
                 out.push(hir::Stmt::Let { var, value: v, check });
                 Ty::Unit
@@ -947,21 +1022,41 @@ impl Pass<'_> {
                     hs.push(h);
                     tys.push(t);
                 }
-                let numeric = |t: &Ty| matches!(t, Ty::Int | Ty::F64 | Ty::Tensor(Some(DType::F64)));
-                let ty = if !tys.is_empty() && tys.iter().all(numeric) {
-                    Ty::Tensor(Some(DType::F64))
-                } else if !tys.is_empty()
-                    && tys
+                if !tys.is_empty() && tys.iter().all(|t| matches!(t, Ty::Tensor(_))) {
+                    let ds = tys
                         .iter()
-                        .all(|t| matches!(t, Ty::Bool | Ty::Tensor(Some(DType::Bool))))
-                {
-                    Ty::Tensor(Some(DType::Bool))
-                } else if tys.is_empty() {
+                        .map(|t| if let Ty::Tensor(d) = t { *d } else { None })
+                        .collect();
+                    self.list_dtypes.insert((span.start, span.end), ds);
+                }
+                // Mirrors the evaluator's rule: the leaves, through nested
+                // list literals, decide between a tensor and an Arr; a
+                // tensor-valued variable is not a leaf.
+                let nested = |k: usize| matches!(items[k].kind, A::List(_));
+                let is = |k: usize, t: &Ty, leaf: &dyn Fn(&Ty) -> bool, lit: DType| {
+                    if nested(k) {
+                        *t == Ty::Tensor(Some(lit))
+                    } else {
+                        leaf(t)
+                    }
+                };
+                let all_numbers =
+                    (0..tys.len()).all(|k| is(k, &tys[k], &|t| matches!(t, Ty::Int | Ty::F64), DType::F64));
+                let all_bools = (0..tys.len()).all(|k| is(k, &tys[k], &|t| *t == Ty::Bool, DType::Bool));
+                let some_non_leaf = (0..tys.len()).any(|k| {
+                    if nested(k) {
+                        matches!(tys[k], Ty::Arr(_))
+                    } else {
+                        tys[k].is_known() && !matches!(tys[k], Ty::Int | Ty::F64 | Ty::Bool)
+                    }
+                });
+                let ty = if tys.is_empty() {
                     Ty::Arr(Box::new(Ty::Unknown))
-                } else if tys
-                    .iter()
-                    .any(|t| t.is_known() && !matches!(t, Ty::Int | Ty::F64 | Ty::Bool | Ty::Tensor(_)))
-                {
+                } else if all_numbers {
+                    Ty::Tensor(Some(DType::F64))
+                } else if all_bools {
+                    Ty::Tensor(Some(DType::Bool))
+                } else if some_non_leaf {
                     let first = tys[0].clone();
                     Ty::Arr(Box::new(tys.iter().skip(1).fold(first, join)))
                 } else {
@@ -1001,7 +1096,7 @@ impl Pass<'_> {
             A::Binary(op, a, b) => {
                 let (ha, ta) = self.expr(a);
                 let (hb, tb) = self.expr(b);
-                let ty = self.binary_type(*op, &ta, &tb, span);
+                let ty = self.binary_type(*op, (&ta, a.span), (&tb, b.span), span);
                 (H::Binary(*op, Box::new(ha), Box::new(hb)), ty)
             }
             A::Call { callee, args } => self.call(callee, args, span),
@@ -1130,7 +1225,7 @@ impl Pass<'_> {
                 self.cur().loop_depth += 1;
                 let (bs, _) = self.block(body);
                 self.cur().loop_depth -= 1;
-                self.cur().scopes.pop();
+                self.pop_scope();
                 (
                     H::For {
                         slot,
@@ -1148,7 +1243,7 @@ impl Pass<'_> {
                     self.cur().scopes.push(Vec::new());
                     let pattern = self.pattern(&arm.pattern, &st);
                     let (body, bt) = self.expr(&arm.body);
-                    self.cur().scopes.pop();
+                    self.pop_scope();
                     ty = Some(match ty {
                         None => bt,
                         Some(t) => join(t, &bt),
@@ -1180,11 +1275,134 @@ impl Pass<'_> {
             slot,
             mutable: false,
             ty,
+            warn_unused: false,
+            used: false,
+            span: Span::default(),
         });
         Var::Local(slot)
     }
 
+    /// Ends a scope, warning about `let`/`var` bindings nobody read.
+    fn pop_scope(&mut self) {
+        let Some(scope) = self.cur().scopes.pop() else {
+            return;
+        };
+        for l in scope {
+            if l.warn_unused && !l.used && !l.name.starts_with('_') {
+                self.err(
+                    Diagnostic::warning(l.span, format!("unused variable `{}`", l.name))
+                        .with_label("never read")
+                        .with_note(format!("if this is intended, name it `_{}`", l.name)),
+                );
+            }
+        }
+    }
+
+    /// The static type of table operation `op` on these arguments.
+    fn op_type(&mut self, op: &str, inputs: &[(Ty, Span)], span: Span) -> Ty {
+        use twill_tensor::ops::dtypes;
+        match op {
+            "concat" | "stack" => {
+                let elems = inputs
+                    .first()
+                    .and_then(|(_, sp)| self.list_dtypes.get(&(sp.start, sp.end)).cloned());
+                let joined = match (elems, inputs.first().map(|(t, _)| t)) {
+                    (Some(ds), _) if !ds.is_empty() && ds.iter().all(Option::is_some) => ds
+                        .iter()
+                        .flatten()
+                        .copied()
+                        .reduce(twill_tensor::promote::promote),
+                    (_, Some(Ty::Arr(el))) => match &**el {
+                        Ty::Tensor(d) => *d,
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                Ty::Tensor(joined)
+            }
+            "split" => Ty::Arr(Box::new(match inputs.first() {
+                Some((Ty::Tensor(d), _)) => Ty::Tensor(*d),
+                _ => Ty::Tensor(None),
+            })),
+            _ => {
+                let ins: Vec<dtypes::Input> = inputs.iter().map(|(t, _)| dtype_input(t)).collect();
+                let result = dtypes::result(op, &ins);
+                self.tensor_result(&format!("`{op}`"), inputs, result, span)
+            }
+        }
+    }
+
+    /// The dtype rules of the runtime (`twill_tensor::ops::dtypes`), applied
+    /// to an operation on tensors: returns the result type, records how a
+    /// promotion arose, and warns about lossy and f64 widenings.
+    fn tensor_result(&mut self, what: &str, inputs: &[(Ty, Span)], result: Option<DType>, span: Span) -> Ty {
+        let Some(r) = result else {
+            return Ty::Tensor(None);
+        };
+        let dts: Vec<(DType, Span)> = inputs
+            .iter()
+            .filter_map(|(t, sp)| {
+                if let Ty::Tensor(Some(d)) = t {
+                    Some((*d, *sp))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if dts.iter().any(|(d, _)| *d != r) && r != DType::Bool && !matches!(r, DType::I32) || dts.len() > 1 {
+            let names: Vec<String> = inputs
+                .iter()
+                .map(|(t, _)| match t {
+                    Ty::Tensor(Some(d)) => d.to_string(),
+                    Ty::Int => "Int".into(),
+                    Ty::F64 => "F64".into(),
+                    Ty::Bool => "Bool".into(),
+                    _ => "?".into(),
+                })
+                .collect();
+            if dts.iter().any(|(d, _)| *d != r) {
+                self.why.insert(
+                    (span.start, span.end),
+                    format!("{what} of {} gives {r}", names.join(", ")),
+                );
+            }
+        }
+        for (d, sp) in &dts {
+            if twill_tensor::promote::is_lossy_widening(*d, r) {
+                self.err(
+                    Diagnostic::warning(span, format!("lossy widening: an {d} tensor is promoted to {r}"))
+                        .with_label(format!("the result is {r}"))
+                        .with_secondary(*sp, format!("this is {d}"))
+                        .with_note(format!("{r} cannot hold every {d} value exactly; cast explicitly (`.to({r})` or `.to(f64)`) to say which you mean")),
+                );
+            }
+        }
+        if r == DType::F64 {
+            if let (Some((narrow, nsp)), Some((_, wsp))) = (
+                dts.iter()
+                    .find(|(d, _)| matches!(d, DType::Bf16 | DType::F16 | DType::F32)),
+                dts.iter().find(|(d, _)| *d == DType::F64),
+            ) {
+                self.err(
+                    Diagnostic::warning(
+                        *nsp,
+                        format!("this {narrow} tensor is widened to f64 by an f64 operand"),
+                    )
+                    .with_label(format!("this is {narrow}"))
+                    .with_secondary(*wsp, "this operand is f64")
+                    .with_note(format!(
+                        "list literals are f64; write `.to({narrow})` on the f64 operand to stay in {narrow}"
+                    )),
+                );
+            }
+        }
+        Ty::Tensor(Some(r))
+    }
+
     fn name(&mut self, n: &str, span: Span) -> (H, Ty) {
+        if let Some(w) = self.why_by_name.get(n) {
+            self.why.insert((span.start, span.end), w.clone());
+        }
         match self.lookup(n) {
             Some(Found::Var { var, ty, .. }) => return (H::Load(var), ty),
             Some(Found::SelfFn(ty)) => return (H::SelfFn, ty),
@@ -1222,13 +1440,26 @@ impl Pass<'_> {
         (H::Unit, Ty::Unknown)
     }
 
-    fn binary_type(&mut self, op: BinOp, a: &Ty, b: &Ty, span: Span) -> Ty {
+    fn binary_type(&mut self, op: BinOp, a: (&Ty, Span), b: (&Ty, Span), span: Span) -> Ty {
+        let ((a, asp), (b, bsp)) = (a, b);
         if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
-            return if op.is_comparison() {
-                Ty::Tensor(Some(DType::Bool))
-            } else {
-                Ty::Tensor(None)
+            use twill_tensor::ops::dtypes;
+            let inputs = [dtype_input(a), dtype_input(b)];
+            let result = match tensor_binary_op(op) {
+                Some(bop) => dtypes::binary(bop, inputs[0], inputs[1]),
+                None => dtypes::result("matmul", &inputs),
             };
+            let result = result.or(if op.is_comparison() {
+                Some(DType::Bool)
+            } else {
+                None
+            });
+            return self.tensor_result(
+                &format!("`{}`", op.symbol()),
+                &[(a.clone(), asp), (b.clone(), bsp)],
+                result,
+                span,
+            );
         }
         if !a.is_known() || !b.is_known() {
             return match op {
@@ -1444,6 +1675,39 @@ impl Pass<'_> {
                     }
                     ty = Ty::Tensor(self.literal_dtype_arg(args, dpos));
                 }
+                let op_name = match b {
+                    Builtin::TensorOp(op) => Some(op),
+                    Builtin::Math(m) if matches!(tys.first(), Some(Ty::Tensor(_))) => Some(m.name()),
+                    Builtin::Maximum | Builtin::Minimum | Builtin::Clip
+                        if tys.iter().any(|t| matches!(t, Ty::Tensor(_))) =>
+                    {
+                        Some(b.name())
+                    }
+                    _ => None,
+                };
+                if b == Builtin::Print && self.ck.crosscheck {
+                    let hargs = hargs
+                        .into_iter()
+                        .zip(tys.iter().map(Some).chain(std::iter::repeat(None)))
+                        .map(|(a, t)| match (a, t) {
+                            (hir::Arg::Pos(e), Some(Ty::Tensor(Some(d)))) => {
+                                let sp = e.span;
+                                hir::Arg::Pos(expr(H::AssertDtype(Box::new(e), *d), sp))
+                            }
+                            (a, _) => a,
+                        })
+                        .collect();
+                    return (H::Builtin(b, hargs), ty);
+                }
+                if let Some(op) = op_name {
+                    let spans: Vec<Span> = args
+                        .iter()
+                        .filter(|a| a.name.is_none())
+                        .map(|a| a.value.span)
+                        .collect();
+                    let inputs: Vec<(Ty, Span)> = tys.iter().cloned().zip(spans).collect();
+                    ty = self.op_type(op, &inputs, span);
+                }
                 return (H::Builtin(b, hargs), ty);
             }
             if self.ck.structs.contains_key(n) {
@@ -1606,6 +1870,11 @@ impl Pass<'_> {
         let mut ty = host_method_type(&rty, name);
         if matches!(rty, Ty::Tensor(_) | Ty::Unknown) && name == "to" {
             ty = Ty::Tensor(self.literal_dtype_arg(args, 0).filter(|_| !args.is_empty()));
+        } else if matches!(rty, Ty::Tensor(_)) && twill_tensor::ops::SPEC_NAMES.contains(&name) {
+            let mut inputs = vec![(rty.clone(), receiver.span)];
+            let spans = args.iter().filter(|a| a.name.is_none()).map(|a| a.value.span);
+            inputs.extend(ptys.iter().cloned().zip(spans));
+            ty = self.op_type(name, &inputs, receiver.span.to(method.span));
         }
         (
             H::Method {

@@ -116,6 +116,9 @@ pub enum RtType {
     Fn,
     Struct(Rc<str>),
     Any,
+    /// Not an annotation: the checker's own claim that a tensor has this
+    /// dtype, asserted at run time when cross-checking (see `Checker`).
+    Crosscheck(DType),
 }
 
 impl RtType {

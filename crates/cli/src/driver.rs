@@ -58,6 +58,9 @@ pub fn run_path(path: &str, args: Vec<String>, check_only: bool) -> i32 {
     let out = BufWriter::with_capacity(1 << 16, std::io::stdout());
     let mut interp = Interp::new(args, Box::new(out));
     let mut checker = Checker::new();
+    // The golden harness sets this to assert, as the program runs, every
+    // tensor dtype the checker claims to know.
+    checker.crosscheck = std::env::var_os("TWILL_CROSSCHECK").is_some_and(|v| v == "1");
     if let Err(msg) = twill_eval::stdlib::load(&mut checker, &mut interp) {
         plain_error(&format!("internal error in twill (please report it): {msg}"));
         return EXIT_RUNTIME;

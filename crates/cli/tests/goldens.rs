@@ -3,6 +3,11 @@
 //! source, stdout, stderr and exit status are compared with an insta
 //! snapshot in `goldens/`. Adding a test is dropping a file; a snapshot
 //! whose program no longer exists fails the run. See testdata/README.md.
+//!
+//! Every program runs with `TWILL_CROSSCHECK=1`: each tensor dtype the
+//! static checker claims (at bindings and `print` arguments) is asserted at
+//! run time, so a checker/evaluator disagreement shows up as an error in
+//! the snapshot.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,6 +65,7 @@ fn run_case(root: &Path, rel: &Path) -> String {
         .arg(rel)
         .args(program_args(&source))
         .env("NO_COLOR", "1")
+        .env("TWILL_CROSSCHECK", "1")
         .output()
         .expect("twill binary runs");
     let code = output

@@ -393,6 +393,19 @@ impl Interp {
                     captures: vals,
                 })))
             }
+            H::AssertDtype(inner, d) => {
+                let v = self.eval(inner, f)?;
+                match &v {
+                    Value::Tensor(t) if t.dtype() != *d => fail(
+                        inner.span,
+                        format!(
+                            "internal error: the checker says this is Tensor[{d}] but it is Tensor[{}] (a bug in twill)",
+                            t.dtype()
+                        ),
+                    ),
+                    _ => Ok(v),
+                }
+            }
             H::StructLit { def, fields } => {
                 let mut vals = Vec::with_capacity(fields.len());
                 for it in fields {
@@ -886,6 +899,7 @@ fn child_mut<'v>(place: &'v mut Value, key: &Key) -> Result<&'v mut Value, Place
 pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> {
     let ok = match (rt, &v) {
         (RtType::Any, _) => true,
+        (RtType::Crosscheck(d), Value::Tensor(t)) => t.dtype() == *d,
         (RtType::F64, Value::Int(i)) => return Ok(Value::F64(*i as f64)),
         (RtType::Int, Value::Int(_))
         | (RtType::F64, Value::F64(_))
@@ -926,5 +940,8 @@ fn rt_name(rt: &RtType) -> String {
         RtType::Fn => "Fn".into(),
         RtType::Struct(n) => n.to_string(),
         RtType::Any => "?".into(),
+        RtType::Crosscheck(d) => {
+            format!("Tensor[{d}] (the checker's static dtype; a mismatch is a bug in twill)")
+        }
     }
 }
