@@ -6,6 +6,10 @@ case per line, read by crates/tensor/tests/ops_oracle.rs:
     {"op": "sum", "args": [ARG, ...], "kwargs": {"axis": ARG}, "expect": ARG,
      "ulp": 0, "note": "why this case exists"}
 
+"op" is a table operation (ops::call) or one of the language's binary
+operators by symbol: + - * / // % ** == != < <= > >= & | ^ << >>, which run
+ops::binary on the two "args" (each a tensor or a host scalar i/f/b).
+
 ARG is one of
     {"t": "f32", "shape": [2, 3], "bits": ["3f800000", ...]}   a tensor (hex storage bits, row-major)
     {"i": 5}  {"f": "3ff0000000000000"}  {"b": true}  {"d": "bf16"}

@@ -131,6 +131,32 @@ fn compare(got: &Tensor, want: &Tensor, ulp: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Oracle cases name the language's operators by their symbols.
+fn binary_op(op: &str) -> Option<ops::BinaryOp> {
+    use ops::BinaryOp as B;
+    Some(match op {
+        "+" => B::Add,
+        "-" => B::Sub,
+        "*" => B::Mul,
+        "/" => B::Div,
+        "//" => B::FloorDiv,
+        "%" => B::Mod,
+        "**" => B::Pow,
+        "==" => B::Eq,
+        "!=" => B::Ne,
+        "<" => B::Lt,
+        "<=" => B::Le,
+        ">" => B::Gt,
+        ">=" => B::Ge,
+        "&" => B::BitAnd,
+        "|" => B::BitOr,
+        "^" => B::BitXor,
+        "<<" => B::Shl,
+        ">>" => B::Shr,
+        _ => return None,
+    })
+}
+
 fn run_case(c: &J) -> Result<(), String> {
     let op = c["op"].as_str().expect("op");
     let args: Vec<Arg> = c["args"]
@@ -145,7 +171,26 @@ fn run_case(c: &J) -> Result<(), String> {
         .unwrap_or_default();
     let ulp = c["ulp"].as_u64().unwrap_or(0);
     let expect = &c["expect"];
-    let got = ops::call(op, args, kwargs);
+    let got = match binary_op(op) {
+        // The language's operators are not table entries: "+" etc. run
+        // `ops::binary` on two operands (tensors or host scalars).
+        Some(bop) => {
+            fn operand(a: &Arg) -> Result<ops::Operand<'_>, String> {
+                match a {
+                    Arg::Tensor(t) => Ok(ops::Operand::Tensor(t)),
+                    Arg::Int(i) => Ok(ops::Operand::Int(*i)),
+                    Arg::Float(x) => Ok(ops::Operand::Float(*x)),
+                    Arg::Bool(b) => Ok(ops::Operand::Bool(*b)),
+                    other => Err(format!("operator operand {other:?}")),
+                }
+            }
+            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                return Err("an operator case needs two arguments".into());
+            };
+            ops::binary(bop, operand(a)?, operand(b)?).map(Out::Tensor)
+        }
+        None => ops::call(op, args, kwargs),
+    };
     if let Some(msg) = expect.get("error").and_then(|m| m.as_str()) {
         return match got {
             Err(e) if e.0.contains(msg) => Ok(()),
