@@ -34,6 +34,18 @@ pub fn pow(x: f64, y: f64) -> f64 {
 pub fn sqrt(x: f64) -> f64 {
     x.sqrt()
 }
+/// `1 / sqrt(x)` with two f64 roundings (≤ 1 ulp of f64); rounding the
+/// result once more to a narrower dtype is then within that dtype's ulp.
+pub fn rsqrt(x: f64) -> f64 {
+    1.0 / sqrt(x)
+}
+/// `1 / (1 + e^-x)`, written as `e^x / (1 + e^x)` for negative x so that
+/// e^-x cannot overflow while σ(x) is still a (subnormal) f64.
 pub fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + exp(-x))
+    if x < 0.0 {
+        let e = exp(x);
+        e / (1.0 + e)
+    } else {
+        1.0 / (1.0 + exp(-x))
+    }
 }

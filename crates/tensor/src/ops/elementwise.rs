@@ -1,12 +1,1504 @@
-//! Tensor operations: elementwise group (being written).
+//! The elementwise operations of spec §4.1: the binary operators on tensors
+//! (`+ - * / // % ** == != < <= > >= & | ^ << >>`), `maximum`, `minimum`,
+//! `where`, `clip`, and the unary functions. It owns the dtype of each
+//! result (through `promote`, `promote_weak` and `float_result`, never a
+//! private table), NumPy broadcasting, and the kernels.
+//!
+//! The numerics contract, which every kernel here keeps: both operands are
+//! first converted to the dtype the operation computes in (a cast, so an
+//! i32 operand of a bf16 operation is rounded once into bf16, and a weak
+//! host scalar is rounded once into the tensor's dtype); then each result
+//! element is the exact operation on those values, computed in f64 and
+//! rounded once to the result dtype. Because f64 carries at least 2p+2
+//! bits of every narrower float's p, that is bit-identical to doing the
+//! operation in the narrow dtype itself (seed 000, "How the reference
+//! implementation gets it exactly right"); where an f32 hardware operation
+//! is itself correctly rounded (`+ - * /`, `sqrt`) it is used directly,
+//! because it gives those same bits. Transcendentals are `math`'s f64
+//! functions rounded once. Integer arithmetic wraps.
+//!
+//! Every element of an elementwise result depends on its own inputs only,
+//! so the kernels split large outputs into chunks across rayon's threads;
+//! any split gives the same bits.
 
-use super::OpSpec;
+use std::mem::MaybeUninit;
 
-pub const OPS: &[OpSpec] = &[];
+use half::{bf16, f16};
+use rayon::prelude::*;
 
-use super::{BinaryOp, Operand};
-use crate::tensor::{Tensor, TensorError};
+use super::{opt, req, Arg, Args, BinaryOp, OpSpec, Operand, Out};
+use crate::convert::{self, Scalar};
+use crate::dtype::DType;
+use crate::math;
+use crate::promote::{float_result, promote, promote_weak, ScalarKind};
+use crate::storage::{vec_with_capacity, Element};
+use crate::tensor::{broadcast_shapes, numel_of, Tensor, TensorError};
 
-pub fn binary(op: BinaryOp, _a: Operand, _b: Operand) -> Result<Tensor, TensorError> {
-    Err(TensorError(format!("`{op:?}` on tensors is not supported yet")))
+fn err<T>(msg: String) -> Result<T, TensorError> {
+    Err(TensorError(msg))
+}
+
+// ---------------------------------------------------------------------------
+// The operation table.
+
+/// Defines one kernel function per unary operation and the table `OPS`
+/// that names them, so a name and its kernel are written once.
+macro_rules! elementwise_table {
+    ($($name:literal => $kernel:ident = $u:expr),* $(,)?) => {
+        $(
+            fn $kernel(args: &Args) -> Result<Out, TensorError> {
+                unary($u, args.tensor("x")?).map(Out::Tensor)
+            }
+        )*
+
+        pub const OPS: &[OpSpec] = &[
+            OpSpec { name: "maximum", params: &[req("a"), req("b")], run: run_maximum, variadic: false },
+            OpSpec { name: "minimum", params: &[req("a"), req("b")], run: run_minimum, variadic: false },
+            OpSpec { name: "where", params: &[req("cond"), req("a"), req("b")], run: run_where, variadic: false },
+            OpSpec { name: "clip", params: &[req("x"), opt("lo"), opt("hi")], run: run_clip, variadic: false },
+            $(OpSpec { name: $name, params: &[req("x")], run: $kernel, variadic: false },)*
+        ];
+    };
+}
+
+elementwise_table! {
+    "neg" => run_neg = Unary::Neg,
+    "abs" => run_abs = Unary::Abs,
+    "sign" => run_sign = Unary::Sign,
+    "relu" => run_relu = Unary::Relu,
+    "square" => run_square = Unary::Square,
+    "exp" => run_exp = Unary::Exp,
+    "log" => run_log = Unary::Log,
+    "log1p" => run_log1p = Unary::Log1p,
+    "expm1" => run_expm1 = Unary::Expm1,
+    "sqrt" => run_sqrt = Unary::Sqrt,
+    "rsqrt" => run_rsqrt = Unary::Rsqrt,
+    "sin" => run_sin = Unary::Sin,
+    "cos" => run_cos = Unary::Cos,
+    "tan" => run_tan = Unary::Tan,
+    "tanh" => run_tanh = Unary::Tanh,
+    "sigmoid" => run_sigmoid = Unary::Sigmoid,
+    "floor" => run_floor = Unary::Floor,
+    "ceil" => run_ceil = Unary::Ceil,
+    "round" => run_round = Unary::Round,
+    "isnan" => run_isnan = Unary::IsNan,
+    "isinf" => run_isinf = Unary::IsInf,
+    "isfinite" => run_isfinite = Unary::IsFinite,
+}
+
+/// An argument of `maximum`, `minimum`, `where` or `clip` as an operand:
+/// a tensor, or a host number or Bool (a weak scalar).
+fn operand<'a>(args: &'a Args, name: &str) -> Result<Operand<'a>, TensorError> {
+    match args.get(name) {
+        Some(Arg::Tensor(t)) => Ok(Operand::Tensor(t)),
+        Some(Arg::Int(i)) => Ok(Operand::Int(*i)),
+        Some(Arg::Float(x)) => Ok(Operand::Float(*x)),
+        Some(Arg::Bool(b)) => Ok(Operand::Bool(*b)),
+        Some(other) => err(format!(
+            "`{}`: `{name}` must be a tensor or a number, not `{}`",
+            args.op,
+            other.kind()
+        )),
+        None => err(format!("`{}` needs its `{name}` argument", args.op)),
+    }
+}
+
+fn run_maximum(args: &Args) -> Result<Out, TensorError> {
+    binary(BinaryOp::Maximum, operand(args, "a")?, operand(args, "b")?).map(Out::Tensor)
+}
+
+fn run_minimum(args: &Args) -> Result<Out, TensorError> {
+    binary(BinaryOp::Minimum, operand(args, "a")?, operand(args, "b")?).map(Out::Tensor)
+}
+
+// ---------------------------------------------------------------------------
+// Operands and result dtypes.
+
+fn symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::FloorDiv => "//",
+        BinaryOp::Mod => "%",
+        BinaryOp::Pow => "**",
+        BinaryOp::Eq => "==",
+        BinaryOp::Ne => "!=",
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+        BinaryOp::BitAnd => "&",
+        BinaryOp::BitOr => "|",
+        BinaryOp::BitXor => "^",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
+        BinaryOp::Maximum => "maximum",
+        BinaryOp::Minimum => "minimum",
+    }
+}
+
+fn scalar_kind(o: &Operand) -> Option<ScalarKind> {
+    match o {
+        Operand::Tensor(_) => None,
+        Operand::Int(_) => Some(ScalarKind::Int),
+        Operand::Float(_) => Some(ScalarKind::Float),
+        Operand::Bool(_) => Some(ScalarKind::Bool),
+    }
+}
+
+/// The dtype two operands are converted to: `promote` for two tensors,
+/// `promote_weak` for a tensor and a host scalar (spec §5, extension 1).
+fn common_dtype(what: &str, a: &Operand, b: &Operand) -> Result<DType, TensorError> {
+    match (a, b) {
+        (Operand::Tensor(x), Operand::Tensor(y)) => Ok(promote(x.dtype(), y.dtype())),
+        (Operand::Tensor(t), s) | (s, Operand::Tensor(t)) => match scalar_kind(s) {
+            Some(k) => Ok(promote_weak(t.dtype(), k)),
+            None => Ok(t.dtype()),
+        },
+        _ => err(format!("`{what}` needs at least one tensor operand")),
+    }
+}
+
+/// An f64 that rounds to the same value as the integer `i` in every format
+/// of at most 51 significant bits: `i` itself when it is exact in f64, and
+/// otherwise `i` rounded to odd at 53 bits, which keeps the "was it above
+/// the halfway point" information that a second rounding needs (rounding
+/// `i as f64` first would round twice).
+fn int_as_sticky_f64(i: i64) -> f64 {
+    let m = i.unsigned_abs();
+    let bits = 64 - m.leading_zeros();
+    let v = if bits <= 53 {
+        m as f64
+    } else {
+        let shift = bits - 53;
+        let kept = (m >> shift) | u64::from(m & ((1u64 << shift) - 1) != 0);
+        // `kept` has at most 53 bits, so both steps are exact.
+        kept as f64 * f64::from(1u32 << shift.min(11)) * f64::from(1u32 << shift.saturating_sub(11))
+    };
+    if i < 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// A weak Int scalar as an element of `dt`: it must fit an integer dtype
+/// (spec §5, extension 1), and is rounded once into a float dtype.
+fn weak_int(i: i64, dt: DType) -> Result<Scalar, TensorError> {
+    let no_fit = || {
+        TensorError(format!(
+            "the Int {i} does not fit in {dt}, the dtype of the tensor it meets"
+        ))
+    };
+    match dt {
+        DType::Bool => Err(no_fit()),
+        DType::I8 => i8::try_from(i).map(Scalar::I8).map_err(|_| no_fit()),
+        DType::I32 => i32::try_from(i).map(Scalar::I32).map_err(|_| no_fit()),
+        // Rust's i64 → f64 conversion rounds once, to nearest even.
+        DType::F64 => Ok(Scalar::F64(i as f64)),
+        DType::Bf16 | DType::F16 | DType::F32 => Ok(Scalar::F64(int_as_sticky_f64(i)).cast(dt)?),
+    }
+}
+
+/// An operand converted to `dt`: a tensor is cast (one rounding per
+/// element), a host scalar becomes a rank-0 tensor of `dt`.
+fn operand_as(o: &Operand, dt: DType) -> Result<Tensor, TensorError> {
+    Ok(match o {
+        Operand::Tensor(t) => t.cast(dt)?,
+        Operand::Int(i) => Tensor::scalar(weak_int(*i, dt)?),
+        Operand::Float(x) => Tensor::scalar(Scalar::F64(*x).cast(dt)?),
+        Operand::Bool(b) => Tensor::scalar(Scalar::Bool(*b).cast(dt)?),
+    })
+}
+
+fn operand_shape<'a>(o: &'a Operand) -> &'a [usize] {
+    match o {
+        Operand::Tensor(t) => t.shape(),
+        Operand::Int(_) | Operand::Float(_) | Operand::Bool(_) => &[],
+    }
+}
+
+/// `a op b` where at least one side is a tensor (the language's binary
+/// operators on tensors, and `maximum`/`minimum`).
+pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, TensorError> {
+    let sym = symbol(op);
+    let dt = common_dtype(sym, &a, &b)?;
+    let shape = broadcast_shapes(operand_shape(&a), operand_shape(&b))?;
+    match op {
+        BinaryOp::Sub | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow
+            if dt == DType::Bool =>
+        {
+            return err(format!(
+                "`{sym}` is not defined for bool tensors (`+` is logical or, `*` logical and, `^` exclusive or)"
+            ));
+        }
+        BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor if dt.is_float() => {
+            return err(format!("`{sym}` needs bool or integer tensors, not {dt}"));
+        }
+        BinaryOp::Shl | BinaryOp::Shr if dt.is_float() || dt == DType::Bool => {
+            return err(format!("`{sym}` needs integer tensors, not {dt}"));
+        }
+        _ => {}
+    }
+    // `/` cannot give an integer (seed 000: integers promote to f32). Its
+    // operands meet in `dt` first, so a weak Int must still fit there.
+    let ct = if op == BinaryOp::Div { float_result(dt) } else { dt };
+    let x = operand_as(&a, dt)?.cast(ct)?;
+    let y = operand_as(&b, dt)?.cast(ct)?;
+    match ct {
+        DType::Bool => bool_binary(op, &x, &y, &shape),
+        DType::I8 => int_binary::<i8>(op, &x, &y, &shape),
+        DType::I32 => int_binary::<i32>(op, &x, &y, &shape),
+        DType::Bf16 => float_binary::<bf16>(op, &x, &y, &shape),
+        DType::F16 => float_binary::<f16>(op, &x, &y, &shape),
+        DType::F32 => float_binary::<f32>(op, &x, &y, &shape),
+        DType::F64 => float_binary::<f64>(op, &x, &y, &shape),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Element arithmetic.
+
+/// A float element type: its exact widening to f64, the one rounding back,
+/// and the operations whose hardware form is known to give the same bits
+/// as "exact, then rounded once" (the defaults compute in f64 and round).
+trait Flt: Element {
+    fn wide(self) -> f64;
+    fn round(x: f64) -> Self;
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        Self::round(a.wide() + b.wide())
+    }
+    #[inline(always)]
+    fn sub(a: Self, b: Self) -> Self {
+        Self::round(a.wide() - b.wide())
+    }
+    #[inline(always)]
+    fn mul(a: Self, b: Self) -> Self {
+        Self::round(a.wide() * b.wide())
+    }
+    #[inline(always)]
+    fn div(a: Self, b: Self) -> Self {
+        Self::round(a.wide() / b.wide())
+    }
+    #[inline(always)]
+    fn sqrt(a: Self) -> Self {
+        Self::round(math::sqrt(a.wide()))
+    }
+    /// `-a` and `|a|` only change the sign bit, NaN included.
+    fn neg(a: Self) -> Self;
+    fn abs(a: Self) -> Self;
+    fn floor(a: Self) -> Self {
+        Self::round(a.wide().floor())
+    }
+    fn ceil(a: Self) -> Self {
+        Self::round(a.wide().ceil())
+    }
+    fn round_even(a: Self) -> Self {
+        Self::round(a.wide().round_ties_even())
+    }
+}
+
+impl Flt for f64 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn round(x: f64) -> f64 {
+        x
+    }
+    fn neg(a: f64) -> f64 {
+        -a
+    }
+    fn abs(a: f64) -> f64 {
+        a.abs()
+    }
+}
+
+impl Flt for f32 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn round(x: f64) -> f32 {
+        // `as` rounds to nearest even like `narrow`; only a NaN's payload
+        // is left to the platform by `as`, so NaN takes the defined path.
+        if x.is_nan() {
+            convert::f64_to_f32(x)
+        } else {
+            x as f32
+        }
+    }
+    // IEEE 754 makes these correctly rounded in f32, which is the bits of
+    // the f64 result rounded once (53 >= 2·24 + 2).
+    #[inline(always)]
+    fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+    #[inline(always)]
+    fn div(a: f32, b: f32) -> f32 {
+        a / b
+    }
+    #[inline(always)]
+    fn sqrt(a: f32) -> f32 {
+        a.sqrt()
+    }
+    fn neg(a: f32) -> f32 {
+        -a
+    }
+    fn abs(a: f32) -> f32 {
+        a.abs()
+    }
+    fn floor(a: f32) -> f32 {
+        a.floor()
+    }
+    fn ceil(a: f32) -> f32 {
+        a.ceil()
+    }
+    fn round_even(a: f32) -> f32 {
+        a.round_ties_even()
+    }
+}
+
+impl Flt for bf16 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self.to_f64()
+    }
+    #[inline(always)]
+    fn round(x: f64) -> bf16 {
+        bf16::from_bits(convert::f64_to_bf16_bits(x))
+    }
+    fn neg(a: bf16) -> bf16 {
+        bf16::from_bits(a.to_bits() ^ 0x8000)
+    }
+    fn abs(a: bf16) -> bf16 {
+        bf16::from_bits(a.to_bits() & 0x7fff)
+    }
+}
+
+impl Flt for f16 {
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self.to_f64()
+    }
+    #[inline(always)]
+    fn round(x: f64) -> f16 {
+        f16::from_bits(convert::f64_to_f16_bits(x))
+    }
+    fn neg(a: f16) -> f16 {
+        f16::from_bits(a.to_bits() ^ 0x8000)
+    }
+    fn abs(a: f16) -> f16 {
+        f16::from_bits(a.to_bits() & 0x7fff)
+    }
+}
+
+/// NumPy's floor division and Python-style remainder of two f64 values
+/// (`npy_divmod`, as NumPy's `floor_divide` and `remainder` compute them):
+/// the remainder takes the divisor's sign (a zero remainder gets the
+/// divisor's sign too), a zero quotient gets the sign of `a / b`, and a
+/// zero divisor gives `a / b` and NaN.
+pub fn float_floor_divmod(a: f64, b: f64) -> (f64, f64) {
+    let m = a % b;
+    if b == 0.0 {
+        return (a / b, m);
+    }
+    // a - m is very nearly an integer multiple of b.
+    let mut div = (a - m) / b;
+    let mut m = m;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f64.copysign(b);
+    }
+    let q = if div != 0.0 {
+        // Snap the quotient to the nearest integer (NaN passes through).
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f64.copysign(a / b)
+    };
+    (q, m)
+}
+
+/// IEEE 754-2019 `maximum`: NaN if either operand is NaN (PyTorch), and
+/// +0 above -0, so the result never depends on the operand order.
+#[inline(always)]
+fn float_max<T: Flt>(a: T, b: T) -> T {
+    let (x, y) = (a.wide(), b.wide());
+    if x.is_nan() {
+        a
+    } else if y.is_nan() || y > x || (y == x && x.is_sign_negative()) {
+        b
+    } else {
+        a
+    }
+}
+
+/// IEEE 754-2019 `minimum`: NaN if either is NaN, -0 below +0.
+#[inline(always)]
+fn float_min<T: Flt>(a: T, b: T) -> T {
+    let (x, y) = (a.wide(), b.wide());
+    if x.is_nan() {
+        a
+    } else if y.is_nan() || y < x || (y == x && y.is_sign_negative()) {
+        b
+    } else {
+        a
+    }
+}
+
+/// A signed two's-complement element type (i8, i32): every operation wraps.
+trait Int: Element + Ord {
+    const ZERO: Self;
+    fn wadd(a: Self, b: Self) -> Self;
+    fn wsub(a: Self, b: Self) -> Self;
+    fn wmul(a: Self, b: Self) -> Self;
+    fn wneg(a: Self) -> Self;
+    fn wabs(a: Self) -> Self;
+    fn signum(a: Self) -> Self;
+    /// Floor division; `b` is not zero (the caller checked).
+    fn floor_div(a: Self, b: Self) -> Self;
+    /// The remainder with the divisor's sign; `b` is not zero.
+    fn floor_mod(a: Self, b: Self) -> Self;
+    /// `a ** e`, wrapping; `e` is not negative (the caller checked).
+    fn wpow(a: Self, e: Self) -> Self;
+    /// Shifts by a non-negative count; a count of at least the width gives
+    /// 0 (left) or the sign fill (right), as NumPy does.
+    fn shl(a: Self, s: Self) -> Self;
+    fn shr(a: Self, s: Self) -> Self;
+    fn and(a: Self, b: Self) -> Self;
+    fn or(a: Self, b: Self) -> Self;
+    fn xor(a: Self, b: Self) -> Self;
+}
+
+macro_rules! int_impl {
+    ($t:ty) => {
+        impl Int for $t {
+            const ZERO: $t = 0;
+            #[inline(always)]
+            fn wadd(a: $t, b: $t) -> $t {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn wsub(a: $t, b: $t) -> $t {
+                a.wrapping_sub(b)
+            }
+            #[inline(always)]
+            fn wmul(a: $t, b: $t) -> $t {
+                a.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn wneg(a: $t) -> $t {
+                a.wrapping_neg()
+            }
+            #[inline(always)]
+            fn wabs(a: $t) -> $t {
+                a.wrapping_abs()
+            }
+            #[inline(always)]
+            fn signum(a: $t) -> $t {
+                a.signum()
+            }
+            #[inline(always)]
+            fn floor_div(a: $t, b: $t) -> $t {
+                // MIN / -1 wraps to MIN and leaves remainder 0.
+                let q = a.wrapping_div(b);
+                let r = a.wrapping_rem(b);
+                if r != 0 && ((r < 0) != (b < 0)) {
+                    q.wrapping_sub(1)
+                } else {
+                    q
+                }
+            }
+            #[inline(always)]
+            fn floor_mod(a: $t, b: $t) -> $t {
+                let r = a.wrapping_rem(b);
+                if r != 0 && ((r < 0) != (b < 0)) {
+                    r.wrapping_add(b)
+                } else {
+                    r
+                }
+            }
+            #[inline(always)]
+            fn wpow(a: $t, e: $t) -> $t {
+                a.wrapping_pow(e as u32)
+            }
+            #[inline(always)]
+            fn shl(a: $t, s: $t) -> $t {
+                if (s as u32) < <$t>::BITS {
+                    a.wrapping_shl(s as u32)
+                } else {
+                    0
+                }
+            }
+            #[inline(always)]
+            fn shr(a: $t, s: $t) -> $t {
+                a >> (s as u32).min(<$t>::BITS - 1)
+            }
+            #[inline(always)]
+            fn and(a: $t, b: $t) -> $t {
+                a & b
+            }
+            #[inline(always)]
+            fn or(a: $t, b: $t) -> $t {
+                a | b
+            }
+            #[inline(always)]
+            fn xor(a: $t, b: $t) -> $t {
+                a ^ b
+            }
+        }
+    };
+}
+int_impl!(i8);
+int_impl!(i32);
+
+// ---------------------------------------------------------------------------
+// Building outputs.
+
+/// Outputs at least this large are filled by several threads.
+const PAR_MIN: usize = 1 << 15;
+/// Elements per parallel task: big enough to amortise scheduling, small
+/// enough to balance two to a few dozen threads.
+const CHUNK: usize = 1 << 14;
+
+/// A vector of `n` elements whose chunks are filled by `fill(start,
+/// chunk)`, in parallel for large `n`. Every `fill` in this module writes
+/// each element of its chunk exactly once (it zips the chunk with equally
+/// long inputs, or walks exactly `chunk.len()` positions).
+fn build<O: Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync) -> Vec<O> {
+    let mut out: Vec<O> = vec_with_capacity(n);
+    {
+        let spare = &mut out.spare_capacity_mut()[..n];
+        if n >= PAR_MIN {
+            spare
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .for_each(|(i, c)| fill(i * CHUNK, c));
+        } else {
+            fill(0, spare);
+        }
+    }
+    // SAFETY: the capacity is at least `n`, and every one of the first `n`
+    // elements was initialised by `fill` (see above); a panic inside `fill`
+    // unwinds before this line, leaving the vector empty.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// Visits the output positions `start .. start + len` of a row-major walk
+/// over `shape`, in runs along the last axis: `run(pos, offsets, n)` gets
+/// the position relative to `start`, the storage offset of each of the K
+/// operands at that position, and the run's length; element `t` of the run
+/// is at `offsets[k] + t · last_stride[k]`.
+fn walk<const K: usize>(
+    shape: &[usize],
+    bases: [isize; K],
+    strides: [&[isize]; K],
+    start: usize,
+    len: usize,
+    mut run: impl FnMut(usize, [isize; K], usize),
+) {
+    let nd = shape.len();
+    if len == 0 {
+        return;
+    }
+    if nd == 0 {
+        run(0, bases, 1);
+        return;
+    }
+    let mut idx = vec![0usize; nd];
+    let mut rem = start;
+    for a in (0..nd).rev() {
+        idx[a] = rem % shape[a];
+        rem /= shape[a];
+    }
+    let mut offs = bases;
+    for k in 0..K {
+        for a in 0..nd {
+            offs[k] += idx[a] as isize * strides[k][a];
+        }
+    }
+    let last = nd - 1;
+    let mut pos = 0;
+    loop {
+        let n = (shape[last] - idx[last]).min(len - pos);
+        run(pos, offs, n);
+        pos += n;
+        if pos >= len {
+            return;
+        }
+        // Step past the run, then carry into the outer axes.
+        idx[last] += n;
+        for k in 0..K {
+            offs[k] += n as isize * strides[k][last];
+        }
+        let mut a = last;
+        while a > 0 && idx[a] == shape[a] {
+            for k in 0..K {
+                offs[k] -= shape[a] as isize * strides[k][a];
+            }
+            idx[a] = 0;
+            a -= 1;
+            idx[a] += 1;
+            for k in 0..K {
+                offs[k] += strides[k][a];
+            }
+        }
+    }
+}
+
+fn typed<T: Element>(t: &Tensor) -> Result<&[T], TensorError> {
+    T::slice(t.storage()).ok_or_else(|| {
+        TensorError(format!(
+            "internal error: a {} tensor where {} was expected",
+            t.dtype(),
+            T::DTYPE
+        ))
+    })
+}
+
+/// The single element of a one-element tensor of type `T`.
+fn only<T: Element>(t: &Tensor) -> Result<T, TensorError> {
+    let s = typed::<T>(t)?;
+    t.offsets()
+        .next()
+        .and_then(|o| s.get(o).copied())
+        .ok_or_else(|| TensorError("internal error: an empty operand".into()))
+}
+
+/// `f` applied to every element of `x`, in row-major order.
+fn map1<A: Element, O: Element>(x: &Tensor, f: impl Fn(A) -> O + Sync) -> Result<Tensor, TensorError> {
+    let x = x.contiguous();
+    let xs = typed::<A>(&x)?;
+    let out = build(xs.len(), |s, c| {
+        for (o, &a) in c.iter_mut().zip(&xs[s..]) {
+            o.write(f(a));
+        }
+    });
+    Tensor::from_vec(out, x.shape().to_vec())
+}
+
+/// `f` applied to the broadcast pairs of `x` and `y` (both of type `A`),
+/// giving a tensor of `shape`. Same-shape contiguous operands and a
+/// one-element operand take straight loops over slices, which the compiler
+/// vectorises; anything else walks the strides.
+fn map2<A: Element, O: Element>(
+    x: &Tensor,
+    y: &Tensor,
+    shape: &[usize],
+    f: impl Fn(A, A) -> O + Sync,
+) -> Result<Tensor, TensorError> {
+    let n = numel_of(shape)?;
+    let (xs, ys) = (typed::<A>(x)?, typed::<A>(y)?);
+    // A contiguous operand with as many elements as the output holds them
+    // in the output's order: broadcasting only added axes of size 1.
+    let whole = |t: &Tensor| t.is_contiguous() && t.numel() == n;
+    let out: Vec<O> = if n == 0 {
+        Vec::new()
+    } else if whole(x) && whole(y) {
+        build(n, |s, c| {
+            let e = s + c.len();
+            for (o, (&a, &b)) in c.iter_mut().zip(xs[s..e].iter().zip(&ys[s..e])) {
+                o.write(f(a, b));
+            }
+        })
+    } else if whole(x) && y.numel() == 1 {
+        let b = only::<A>(y)?;
+        build(n, |s, c| {
+            for (o, &a) in c.iter_mut().zip(&xs[s..]) {
+                o.write(f(a, b));
+            }
+        })
+    } else if x.numel() == 1 && whole(y) {
+        let a = only::<A>(x)?;
+        build(n, |s, c| {
+            for (o, &b) in c.iter_mut().zip(&ys[s..]) {
+                o.write(f(a, b));
+            }
+        })
+    } else {
+        let (xv, yv) = (x.broadcast_view(shape)?, y.broadcast_view(shape)?);
+        let bases = [xv.offset() as isize, yv.offset() as isize];
+        let last = shape.len().saturating_sub(1);
+        let (sx, sy) = (
+            xv.strides().get(last).copied().unwrap_or(0),
+            yv.strides().get(last).copied().unwrap_or(0),
+        );
+        let strides = [xv.strides(), yv.strides()];
+        build(n, |s, c| {
+            walk(shape, bases, strides, s, c.len(), |p, [ox, oy], m| {
+                let (ox, oy) = (ox as usize, oy as usize);
+                let dst = &mut c[p..p + m];
+                // The common broadcasts (a row against a matrix, a column,
+                // a scalar) get slice loops; other strides index.
+                match (sx, sy) {
+                    (1, 1) => {
+                        for (o, (&a, &b)) in dst.iter_mut().zip(xs[ox..ox + m].iter().zip(&ys[oy..oy + m])) {
+                            o.write(f(a, b));
+                        }
+                    }
+                    (1, 0) => {
+                        let b = ys[oy];
+                        for (o, &a) in dst.iter_mut().zip(&xs[ox..ox + m]) {
+                            o.write(f(a, b));
+                        }
+                    }
+                    (0, 1) => {
+                        let a = xs[ox];
+                        for (o, &b) in dst.iter_mut().zip(&ys[oy..oy + m]) {
+                            o.write(f(a, b));
+                        }
+                    }
+                    _ => {
+                        for (t, o) in dst.iter_mut().enumerate() {
+                            let i = (ox as isize + t as isize * sx) as usize;
+                            let j = (oy as isize + t as isize * sy) as usize;
+                            o.write(f(xs[i], ys[j]));
+                        }
+                    }
+                }
+            })
+        })
+    };
+    Tensor::from_vec(out, shape.to_vec())
+}
+
+// ---------------------------------------------------------------------------
+// Binary kernels, one per kind of computing dtype.
+
+fn bool_binary(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> Result<Tensor, TensorError> {
+    type B = bool;
+    match op {
+        // On bools `+` is logical or, `*` logical and (spec §4.1); maximum
+        // and minimum are the same functions of false < true.
+        BinaryOp::Add | BinaryOp::BitOr | BinaryOp::Maximum => map2(x, y, shape, |a: B, b: B| a | b),
+        BinaryOp::Mul | BinaryOp::BitAnd | BinaryOp::Minimum => map2(x, y, shape, |a: B, b: B| a & b),
+        BinaryOp::BitXor | BinaryOp::Ne => map2(x, y, shape, |a: B, b: B| a ^ b),
+        BinaryOp::Eq => map2(x, y, shape, |a: B, b: B| a == b),
+        BinaryOp::Lt => map2(x, y, shape, |a: B, b: B| !a & b),
+        BinaryOp::Le => map2(x, y, shape, |a: B, b: B| !a | b),
+        BinaryOp::Gt => map2(x, y, shape, |a: B, b: B| a & !b),
+        BinaryOp::Ge => map2(x, y, shape, |a: B, b: B| a | !b),
+        BinaryOp::Sub
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Mod
+        | BinaryOp::Pow
+        | BinaryOp::Shl
+        | BinaryOp::Shr => err(format!("`{}` is not defined for bool tensors", symbol(op))),
+    }
+}
+
+/// Whether any element of the (already converted) tensor satisfies `p`:
+/// the checks that make integer `//`, `%`, `**` and shifts errors rather
+/// than wrong answers.
+fn any_element<T: Element>(t: &Tensor, p: impl Fn(T) -> bool) -> Result<bool, TensorError> {
+    let s = typed::<T>(t)?;
+    Ok(t.offsets().any(|o| s.get(o).is_some_and(|&v| p(v))))
+}
+
+fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> Result<Tensor, TensorError> {
+    // A divisor, exponent or shift count that is never used (an empty
+    // result) cannot make the operation fail.
+    let used = numel_of(shape)? > 0;
+    let guard = |what: &str, p: fn(T) -> bool| -> Result<(), TensorError> {
+        if used && any_element::<T>(y, p)? {
+            return err(what.to_string());
+        }
+        Ok(())
+    };
+    match op {
+        BinaryOp::Add => map2(x, y, shape, T::wadd),
+        BinaryOp::Sub => map2(x, y, shape, T::wsub),
+        BinaryOp::Mul => map2(x, y, shape, T::wmul),
+        BinaryOp::FloorDiv => {
+            guard("integer division by zero", |v| v == T::ZERO)?;
+            map2(x, y, shape, T::floor_div)
+        }
+        BinaryOp::Mod => {
+            guard("integer modulo by zero", |v| v == T::ZERO)?;
+            map2(x, y, shape, T::floor_mod)
+        }
+        BinaryOp::Pow => {
+            guard("integers to negative integer powers are not allowed", |v| {
+                v < T::ZERO
+            })?;
+            map2(x, y, shape, T::wpow)
+        }
+        BinaryOp::Shl | BinaryOp::Shr => {
+            guard("negative shift count", |v| v < T::ZERO)?;
+            if op == BinaryOp::Shl {
+                map2(x, y, shape, T::shl)
+            } else {
+                map2(x, y, shape, T::shr)
+            }
+        }
+        BinaryOp::BitAnd => map2(x, y, shape, T::and),
+        BinaryOp::BitOr => map2(x, y, shape, T::or),
+        BinaryOp::BitXor => map2(x, y, shape, T::xor),
+        BinaryOp::Maximum => map2(x, y, shape, |a: T, b: T| a.max(b)),
+        BinaryOp::Minimum => map2(x, y, shape, |a: T, b: T| a.min(b)),
+        BinaryOp::Eq => map2(x, y, shape, |a: T, b: T| a == b),
+        BinaryOp::Ne => map2(x, y, shape, |a: T, b: T| a != b),
+        BinaryOp::Lt => map2(x, y, shape, |a: T, b: T| a < b),
+        BinaryOp::Le => map2(x, y, shape, |a: T, b: T| a <= b),
+        BinaryOp::Gt => map2(x, y, shape, |a: T, b: T| a > b),
+        BinaryOp::Ge => map2(x, y, shape, |a: T, b: T| a >= b),
+        // `binary` turned an integer `/` into a float operation.
+        BinaryOp::Div => err(format!("internal error: integer `/` on {}", T::DTYPE)),
+    }
+}
+
+fn float_binary<T: Flt>(
+    op: BinaryOp,
+    x: &Tensor,
+    y: &Tensor,
+    shape: &[usize],
+) -> Result<Tensor, TensorError> {
+    match op {
+        BinaryOp::Add => map2(x, y, shape, T::add),
+        BinaryOp::Sub => map2(x, y, shape, T::sub),
+        BinaryOp::Mul => map2(x, y, shape, T::mul),
+        BinaryOp::Div => map2(x, y, shape, T::div),
+        BinaryOp::FloorDiv => map2(x, y, shape, |a: T, b: T| {
+            T::round(float_floor_divmod(a.wide(), b.wide()).0)
+        }),
+        BinaryOp::Mod => map2(x, y, shape, |a: T, b: T| {
+            T::round(float_floor_divmod(a.wide(), b.wide()).1)
+        }),
+        BinaryOp::Pow => map2(x, y, shape, |a: T, b: T| T::round(math::pow(a.wide(), b.wide()))),
+        BinaryOp::Maximum => map2(x, y, shape, float_max::<T>),
+        BinaryOp::Minimum => map2(x, y, shape, float_min::<T>),
+        // Widening is exact, so comparing in f64 is comparing the values.
+        BinaryOp::Eq => map2(x, y, shape, |a: T, b: T| a.wide() == b.wide()),
+        BinaryOp::Ne => map2(x, y, shape, |a: T, b: T| a.wide() != b.wide()),
+        BinaryOp::Lt => map2(x, y, shape, |a: T, b: T| a.wide() < b.wide()),
+        BinaryOp::Le => map2(x, y, shape, |a: T, b: T| a.wide() <= b.wide()),
+        BinaryOp::Gt => map2(x, y, shape, |a: T, b: T| a.wide() > b.wide()),
+        BinaryOp::Ge => map2(x, y, shape, |a: T, b: T| a.wide() >= b.wide()),
+        BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor | BinaryOp::Shl | BinaryOp::Shr => err(
+            format!("`{}` is not defined for {} tensors", symbol(op), T::DTYPE),
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// where and clip.
+
+/// `where(cond, a, b)`: `a` where `cond` is true, else `b`, broadcast
+/// together. `a` and `b` are promoted together (a host scalar is weak);
+/// two host scalars give f64 (bool for two Bools), as a list literal of
+/// them would.
+fn run_where(args: &Args) -> Result<Out, TensorError> {
+    let cond = args.tensor("cond")?;
+    if cond.dtype() != DType::Bool {
+        return err(format!("`where` needs a bool condition, not {}", cond.dtype()));
+    }
+    let (a, b) = (operand(args, "a")?, operand(args, "b")?);
+    let dt = match (&a, &b) {
+        (Operand::Tensor(_), _) | (_, Operand::Tensor(_)) => common_dtype("where", &a, &b)?,
+        (Operand::Bool(_), Operand::Bool(_)) => DType::Bool,
+        _ => DType::F64,
+    };
+    let branches = broadcast_shapes(operand_shape(&a), operand_shape(&b))?;
+    let shape = broadcast_shapes(cond.shape(), &branches)?;
+    let (x, y) = (operand_as(&a, dt)?, operand_as(&b, dt)?);
+    let t = match dt {
+        DType::Bool => select::<bool>(cond, &x, &y, &shape),
+        DType::I8 => select::<i8>(cond, &x, &y, &shape),
+        DType::I32 => select::<i32>(cond, &x, &y, &shape),
+        DType::Bf16 => select::<bf16>(cond, &x, &y, &shape),
+        DType::F16 => select::<f16>(cond, &x, &y, &shape),
+        DType::F32 => select::<f32>(cond, &x, &y, &shape),
+        DType::F64 => select::<f64>(cond, &x, &y, &shape),
+    }?;
+    Ok(Out::Tensor(t))
+}
+
+fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) -> Result<Tensor, TensorError> {
+    let n = numel_of(shape)?;
+    let (cs, xs, ys) = (typed::<bool>(cond)?, typed::<T>(x)?, typed::<T>(y)?);
+    let whole = |t: &Tensor| t.is_contiguous() && t.numel() == n;
+    let out: Vec<T> = if n > 0 && whole(cond) && whole(x) && whole(y) {
+        build(n, |s, c| {
+            let e = s + c.len();
+            for (o, ((&k, &a), &b)) in c.iter_mut().zip(cs[s..e].iter().zip(&xs[s..e]).zip(&ys[s..e])) {
+                o.write(if k { a } else { b });
+            }
+        })
+    } else {
+        let (cv, xv, yv) = (
+            cond.broadcast_view(shape)?,
+            x.broadcast_view(shape)?,
+            y.broadcast_view(shape)?,
+        );
+        let bases = [cv.offset() as isize, xv.offset() as isize, yv.offset() as isize];
+        let strides = [cv.strides(), xv.strides(), yv.strides()];
+        let last: [isize; 3] = strides.map(|s| s.last().copied().unwrap_or(0));
+        build(n, |s, c| {
+            walk(shape, bases, strides, s, c.len(), |p, offs, m| {
+                for (t, o) in c[p..p + m].iter_mut().enumerate() {
+                    let at = |k: usize| (offs[k] + t as isize * last[k]) as usize;
+                    o.write(if cs[at(0)] { xs[at(1)] } else { ys[at(2)] });
+                }
+            })
+        })
+    };
+    Tensor::from_vec(out, shape.to_vec())
+}
+
+/// `clip(x, lo, hi)` = minimum(maximum(x, lo), hi), as NumPy and PyTorch
+/// define it (so `lo > hi` gives `hi`, and a NaN bound propagates). The
+/// result keeps x's dtype, so a bound must promote into it: a weak Int
+/// bound must fit an integer x, and an F64 bound needs a float x.
+fn run_clip(args: &Args) -> Result<Out, TensorError> {
+    let x = args.tensor("x")?;
+    let mut out = x.clone();
+    for (name, op) in [("lo", BinaryOp::Maximum), ("hi", BinaryOp::Minimum)] {
+        if args.get(name).is_none() {
+            continue;
+        }
+        let bound = operand(args, name)?;
+        let dt = common_dtype("clip", &Operand::Tensor(x), &bound)?;
+        if dt != x.dtype() {
+            let what = match bound {
+                Operand::Tensor(t) => format!("a {} tensor", t.dtype()),
+                Operand::Int(_) => "an Int".to_string(),
+                Operand::Float(_) => "an F64".to_string(),
+                Operand::Bool(_) => "a Bool".to_string(),
+            };
+            return err(format!(
+                "`clip` keeps the dtype of x ({}), so its `{name}` cannot be {what}",
+                x.dtype()
+            ));
+        }
+        out = binary(op, Operand::Tensor(&out), bound)?;
+    }
+    Ok(Out::Tensor(out))
+}
+
+// ---------------------------------------------------------------------------
+// Unary operations.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unary {
+    Neg,
+    Abs,
+    Sign,
+    Relu,
+    Square,
+    Exp,
+    Log,
+    Log1p,
+    Expm1,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Sigmoid,
+    Floor,
+    Ceil,
+    Round,
+    IsNan,
+    IsInf,
+    IsFinite,
+}
+
+impl Unary {
+    /// The f64 function of an operation whose result cannot be an integer
+    /// (seed 000: it promotes an integer input to f32).
+    fn transcendental(self) -> Option<fn(f64) -> f64> {
+        Some(match self {
+            Unary::Exp => math::exp,
+            Unary::Log => math::log,
+            Unary::Log1p => math::log1p,
+            Unary::Expm1 => math::expm1,
+            Unary::Sqrt => math::sqrt,
+            Unary::Rsqrt => math::rsqrt,
+            Unary::Sin => math::sin,
+            Unary::Cos => math::cos,
+            Unary::Tan => math::tan,
+            Unary::Tanh => math::tanh,
+            Unary::Sigmoid => math::sigmoid,
+            Unary::Neg
+            | Unary::Abs
+            | Unary::Sign
+            | Unary::Relu
+            | Unary::Square
+            | Unary::Floor
+            | Unary::Ceil
+            | Unary::Round
+            | Unary::IsNan
+            | Unary::IsInf
+            | Unary::IsFinite => return None,
+        })
+    }
+}
+
+fn unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
+    if let Some(f) = u.transcendental() {
+        let dt = float_result(x.dtype());
+        let x = x.cast(dt)?;
+        return match dt {
+            DType::Bf16 => transcendental::<bf16>(u, f, &x),
+            DType::F16 => transcendental::<f16>(u, f, &x),
+            DType::F32 => transcendental::<f32>(u, f, &x),
+            DType::F64 => transcendental::<f64>(u, f, &x),
+            DType::Bool | DType::I8 | DType::I32 => err(format!("internal error: `{u:?}` of {dt}")),
+        };
+    }
+    match x.dtype() {
+        DType::Bool => bool_unary(u, x),
+        DType::I8 => int_unary::<i8>(u, x),
+        DType::I32 => int_unary::<i32>(u, x),
+        DType::Bf16 => float_unary::<bf16>(u, x),
+        DType::F16 => float_unary::<f16>(u, x),
+        DType::F32 => float_unary::<f32>(u, x),
+        DType::F64 => float_unary::<f64>(u, x),
+    }
+}
+
+fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Tensor, TensorError> {
+    match u {
+        Unary::Sqrt => map1(x, T::sqrt),
+        Unary::Exp if T::DTYPE == DType::F32 => {
+            let x = x.contiguous();
+            let xs = typed::<f32>(&x)?;
+            let out = build(xs.len(), |s, c| fast_exp::exp_f32(&xs[s..s + c.len()], c));
+            Tensor::from_vec(out, x.shape().to_vec())
+        }
+        _ => map1(x, move |a: T| T::round(f(a.wide()))),
+    }
+}
+
+fn float_unary<T: Flt>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
+    match u {
+        Unary::Neg => map1(x, T::neg),
+        Unary::Abs => map1(x, T::abs),
+        // As PyTorch: (0 < x) - (x < 0), so sign(nan) and sign(-0) are +0.
+        Unary::Sign => map1(x, |a: T| {
+            let v = a.wide();
+            T::round(f64::from(i8::from(0.0 < v) - i8::from(v < 0.0)))
+        }),
+        // `x <= 0 ? 0 : x` keeps a NaN (seed 004: every comparison with
+        // NaN is false, so the NaN falls through to x).
+        Unary::Relu => map1(x, |a: T| if a.wide() <= 0.0 { T::round(0.0) } else { a }),
+        Unary::Square => map1(x, |a: T| T::mul(a, a)),
+        Unary::Floor => map1(x, T::floor),
+        Unary::Ceil => map1(x, T::ceil),
+        Unary::Round => map1(x, T::round_even),
+        Unary::IsNan => map1(x, |a: T| a.wide().is_nan()),
+        Unary::IsInf => map1(x, |a: T| a.wide().is_infinite()),
+        Unary::IsFinite => map1(x, |a: T| a.wide().is_finite()),
+        _ => err(format!("internal error: `{u:?}` reached the float kernels")),
+    }
+}
+
+fn int_unary<T: Int>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
+    match u {
+        Unary::Neg => map1(x, T::wneg),
+        Unary::Abs => map1(x, T::wabs),
+        Unary::Sign => map1(x, T::signum),
+        Unary::Relu => map1(x, |a: T| a.max(T::ZERO)),
+        Unary::Square => map1(x, |a: T| T::wmul(a, a)),
+        Unary::Floor | Unary::Ceil | Unary::Round => Ok(x.contiguous()),
+        Unary::IsNan | Unary::IsInf => map1(x, |_: T| false),
+        Unary::IsFinite => map1(x, |_: T| true),
+        _ => err(format!("internal error: `{u:?}` reached the integer kernels")),
+    }
+}
+
+fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
+    match u {
+        Unary::Neg => err("`neg` is not defined for bool tensors (`x == false` is the logical not)".into()),
+        // On false < true, abs, sign, relu, square, floor, ceil and round
+        // are all the identity.
+        Unary::Abs
+        | Unary::Sign
+        | Unary::Relu
+        | Unary::Square
+        | Unary::Floor
+        | Unary::Ceil
+        | Unary::Round => Ok(x.contiguous()),
+        Unary::IsNan | Unary::IsInf => map1(x, |_: bool| false),
+        Unary::IsFinite => map1(x, |_: bool| true),
+        _ => err(format!("internal error: `{u:?}` reached the bool kernels")),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A vectorised exp for f32 that gives exactly the bits of the reference
+// `round_f32(math::exp(x))`.
+
+mod fast_exp {
+    //! `exp` of f32 elements, bit-identical to rounding `math::exp` (libm's
+    //! f64 exp, ≤ 1 ulp) once to f32, at SIMD speed.
+    //!
+    //! Why it is exact: a cheap f64 approximation `y` of e^x, with relative
+    //! error below 2^-46 (at most 2^7 f64 ulps), and libm's `z`, within one
+    //! ulp of e^x, differ by less than [`MARGIN`] = 2^10 f64 ulps. Two f64
+    //! values round to different f32 values only if an f32 rounding
+    //! boundary — a midpoint between adjacent f32 values, whose low 29 f64
+    //! mantissa bits are exactly 2^28 — lies between them. So when `y`'s
+    //! low 29 bits are more than MARGIN away from 2^28, `y` and `z` round
+    //! to the same f32 and `y as f32` is the reference result. Otherwise
+    //! (about 4 in 10^6 inputs), and outside the range where e^x is a
+    //! normal f32 (and for NaN), the element is recomputed by the
+    //! reference formula. The approximation's own bits may differ between
+    //! the FMA and plain builds below; the results cannot.
+
+    use std::mem::MaybeUninit;
+
+    use super::Flt;
+    use crate::math;
+
+    /// Inputs whose exp is a normal f32 with room to spare: e^-87 ≈ 1.6e-38
+    /// is above f32's smallest normal, e^88 ≈ 1.7e38 below its largest.
+    const LO: f64 = -87.0;
+    const HI: f64 = 88.0;
+    const INV_LN2: f64 = std::f64::consts::LOG2_E;
+    /// ln 2 split as in fdlibm: the high part has 21 trailing zero bits, so
+    /// k · LN2_HI is exact for every k used here.
+    const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    /// 1.5 · 2^52: adding it rounds to an integer held in the low bits.
+    const SHIFTER: f64 = 6_755_399_441_055_744.0;
+    /// The f64 bits below f32's last mantissa bit, and the midpoint there.
+    const LOW_MASK: u64 = (1 << 29) - 1;
+    const MID: u64 = 1 << 28;
+    pub(super) const MARGIN: u64 = 1 << 10;
+    /// Taylor coefficients 1/n!, n = 11 down to 0: on |r| ≤ ln2/2 (plus
+    /// rounding slop) the truncation error is below 2^-47.
+    const C: [f64; 12] = [
+        1.0 / 39_916_800.0,
+        1.0 / 3_628_800.0,
+        1.0 / 362_880.0,
+        1.0 / 40_320.0,
+        1.0 / 5_040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
+        1.0,
+    ];
+
+    #[inline(always)]
+    fn madd<const FMA: bool>(a: f64, b: f64, c: f64) -> f64 {
+        if FMA {
+            a.mul_add(b, c)
+        } else {
+            a * b + c
+        }
+    }
+
+    /// e^x for LO ≤ x ≤ HI, relative error below 2^-46.
+    #[inline(always)]
+    pub(super) fn approx<const FMA: bool>(x: f64) -> f64 {
+        let kd = madd::<FMA>(x, INV_LN2, SHIFTER);
+        let k = kd - SHIFTER;
+        let r = madd::<FMA>(-k, LN2_LO, madd::<FMA>(-k, LN2_HI, x));
+        let mut p = C[0];
+        for &c in &C[1..] {
+            p = madd::<FMA>(p, r, c);
+        }
+        // kd's bits are 0x4338_0000_0000_0000 + k; the shift drops all
+        // but k + 1023, the biased exponent of 2^k.
+        let scale = f64::from_bits(kd.to_bits().wrapping_add(1023) << 52);
+        p * scale
+    }
+
+    /// Whether `y` (an approximation of e^x) may round differently from
+    /// the reference, or x lies outside the fast range (NaN included).
+    #[inline(always)]
+    pub(super) fn needs_reference(x: f64, y: f64) -> bool {
+        let low = y.to_bits() & LOW_MASK;
+        let near_midpoint = low.wrapping_sub(MID - MARGIN) <= 2 * MARGIN;
+        near_midpoint | !(x >= LO && x <= HI)
+    }
+
+    /// The reference: libm's f64 exp rounded once.
+    pub(super) fn reference(x: f32) -> f32 {
+        <f32 as Flt>::round(math::exp(f64::from(x)))
+    }
+
+    const BLOCK: usize = 256;
+
+    #[inline(always)]
+    fn kernel<const FMA: bool>(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+        for (xb, ob) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+            let mut redo = false;
+            for (o, &x) in ob.iter_mut().zip(xb) {
+                let xd = f64::from(x);
+                let y = approx::<FMA>(xd);
+                redo |= needs_reference(xd, y);
+                o.write(y as f32);
+            }
+            if redo {
+                // The same arithmetic again finds the same elements.
+                for (o, &x) in ob.iter_mut().zip(xb) {
+                    let xd = f64::from(x);
+                    if needs_reference(xd, approx::<FMA>(xd)) {
+                        o.write(reference(x));
+                    }
+                }
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl,fma")]
+    fn kernel_avx512(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+        kernel::<true>(xs, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn kernel_avx2(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+        kernel::<true>(xs, out)
+    }
+
+    /// Writes exp of each of `xs` into `out` (of the same length).
+    pub(super) fn exp_f32(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: the CPU has every feature the function enables.
+                return unsafe { kernel_avx512(xs, out) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: as above.
+                return unsafe { kernel_avx2(xs, out) };
+            }
+        }
+        kernel::<false>(xs, out)
+    }
+
+    /// The portable kernel, for tests that compare it with the others.
+    #[cfg(test)]
+    pub(super) fn exp_f32_portable(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+        kernel::<false>(xs, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(v: &[f32]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), vec![v.len()]).expect("tensor")
+    }
+
+    fn values(t: &Tensor) -> Vec<f64> {
+        t.to_f64_vec()
+    }
+
+    #[test]
+    fn fast_exp_matches_the_reference_bit_for_bit() {
+        // Every 97th f32 pattern in the fast range and around it, plus
+        // the NaN, infinities and range edges.
+        let mut xs: Vec<f32> = (0..=u32::MAX)
+            .step_by(97)
+            .map(f32::from_bits)
+            .filter(|x| x.abs() < 120.0 || !x.is_finite())
+            .collect();
+        xs.extend([
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -87.0,
+            88.0,
+            88.7,
+            -103.9,
+            0.0,
+            -0.0,
+        ]);
+        let mut fast = vec![MaybeUninit::new(0.0f32); xs.len()];
+        let mut portable = vec![MaybeUninit::new(0.0f32); xs.len()];
+        fast_exp::exp_f32(&xs, &mut fast);
+        fast_exp::exp_f32_portable(&xs, &mut portable);
+        for (i, &x) in xs.iter().enumerate() {
+            // SAFETY: both buffers were initialised above.
+            let (a, b) = unsafe { (fast[i].assume_init(), portable[i].assume_init()) };
+            let want = fast_exp::reference(x);
+            assert!(
+                a.to_bits() == want.to_bits() || (a.is_nan() && want.is_nan()),
+                "exp({x:e}): {a:e} vs {want:e}"
+            );
+            assert!(b.to_bits() == want.to_bits() || (b.is_nan() && want.is_nan()));
+        }
+        assert!(xs.len() > 5_000_000);
+    }
+
+    #[test]
+    fn fast_exp_approximation_is_well_inside_its_margin() {
+        // The exactness argument needs |approx - libm| far below MARGIN
+        // f64 ulps; measure the worst case over a dense sweep.
+        let mut worst = 0u64;
+        let mut x = -87.0f64;
+        while x <= 88.0 {
+            for y in [fast_exp::approx::<false>(x), fast_exp::approx::<true>(x)] {
+                let z = math::exp(x);
+                worst = worst.max(y.to_bits().abs_diff(z.to_bits()));
+            }
+            x += 0.000_731;
+        }
+        assert!(worst < fast_exp::MARGIN / 8, "worst distance {worst} ulps");
+    }
+
+    #[test]
+    fn sticky_int_conversion_rounds_once() {
+        // 2^60 + 2^52 + 1 is just above the bf16/f32 tie at 2^60 + 2^52
+        // only because of the final 1, which `as f64` would drop.
+        let i = (1i64 << 60) + (1 << 36) + 1;
+        let s = weak_int(i, DType::F32).expect("fits");
+        assert_eq!(s, Scalar::F32(((1u64 << 60) + (1 << 37)) as f32));
+        assert_eq!(int_as_sticky_f64(-5), -5.0);
+        assert_eq!(int_as_sticky_f64(i64::MIN), -(2f64.powi(63)));
+    }
+
+    #[test]
+    fn divmod_follows_numpy() {
+        assert_eq!(float_floor_divmod(7.0, -2.0), (-4.0, -1.0));
+        assert_eq!(float_floor_divmod(-7.0, 2.0), (-4.0, 1.0));
+        let (q, m) = float_floor_divmod(-0.0, 5.0);
+        assert!(q == 0.0 && q.is_sign_negative() && m == 0.0 && !m.is_sign_negative());
+        let (q, m) = float_floor_divmod(1.0, 0.0);
+        assert!(q.is_infinite() && m.is_nan());
+        assert_eq!(float_floor_divmod(-1.0, f64::INFINITY), (-1.0, f64::INFINITY));
+    }
+
+    #[test]
+    fn broadcasting_walks_rows_and_columns() {
+        let m = Tensor::from_vec((0..6).map(f64::from).collect::<Vec<_>>(), vec![2, 3]).expect("m");
+        let col = Tensor::from_vec(vec![10.0, 20.0], vec![2, 1]).expect("col");
+        let r = binary(BinaryOp::Add, Operand::Tensor(&m), Operand::Tensor(&col)).expect("add");
+        assert_eq!(values(&r), vec![10.0, 11.0, 12.0, 23.0, 24.0, 25.0]);
+        let t = m.reversed_axes();
+        let r = binary(BinaryOp::Sub, Operand::Tensor(&t), Operand::Float(1.0)).expect("sub");
+        assert_eq!(r.shape(), &[3, 2]);
+        assert_eq!(values(&r), vec![-1.0, 2.0, 0.0, 3.0, 1.0, 4.0]);
+        let bad = Tensor::from_vec(vec![1.0; 4], vec![4]).expect("bad");
+        let e = binary(BinaryOp::Add, Operand::Tensor(&m), Operand::Tensor(&bad)).expect_err("mismatch");
+        assert!(e.0.contains("[2, 3]") && e.0.contains("[4]"), "{}", e.0);
+    }
+
+    #[test]
+    fn chunked_walks_match_an_element_by_element_reference() {
+        // Outputs above PAR_MIN are cut into CHUNK-sized pieces that start
+        // in the middle of a row; every broadcast must still line up, on
+        // any number of threads.
+        let (m, n) = (300usize, 217usize);
+        let mk = |len: usize, shape: Vec<usize>, k: f64| {
+            Tensor::from_vec(
+                (0..len).map(|i| (i as f64 * k).sin()).collect::<Vec<f64>>(),
+                shape,
+            )
+            .expect("t")
+        };
+        let run = || -> Vec<Vec<f64>> {
+            let a = mk(m * n, vec![m, n], 0.01);
+            let row = mk(n, vec![n], 0.3);
+            let col = mk(m, vec![m, 1], 0.7);
+            let t = a.reversed_axes();
+            let row_t = mk(m, vec![m], 0.11);
+            let cond =
+                Tensor::from_vec((0..m).map(|i| i % 3 == 0).collect::<Vec<bool>>(), vec![m, 1]).expect("c");
+            let mut got = Vec::new();
+            for (x, y) in [
+                (&a, &row),
+                (&col, &row),
+                (&t, &row_t),
+                (&a, &a),
+                (&t, &t),
+                (&row, &col),
+            ] {
+                let r = binary(BinaryOp::Sub, Operand::Tensor(x), Operand::Tensor(y)).expect("sub");
+                let shape = r.shape().to_vec();
+                let xs = x.broadcast_view(&shape).expect("x").to_f64_vec();
+                let ys = y.broadcast_view(&shape).expect("y").to_f64_vec();
+                let want: Vec<f64> = xs.iter().zip(&ys).map(|(p, q)| p - q).collect();
+                assert_eq!(r.to_f64_vec(), want, "{:?} - {:?}", x.shape(), y.shape());
+                got.push(r.to_f64_vec());
+            }
+            let args = vec![
+                Arg::Tensor(cond.clone()),
+                Arg::Tensor(a.clone()),
+                Arg::Float(-1.0),
+            ];
+            let Ok(Out::Tensor(w)) = super::super::call("where", args, Vec::new()) else {
+                panic!("where failed")
+            };
+            let c = cond
+                .broadcast_view(&[m, n])
+                .expect("c")
+                .scalars()
+                .collect::<Vec<_>>();
+            let want: Vec<f64> = a
+                .to_f64_vec()
+                .iter()
+                .zip(&c)
+                .map(|(v, k)| if *k == Scalar::Bool(true) { *v } else { -1.0 })
+                .collect();
+            assert_eq!(w.to_f64_vec(), want);
+            got.push(w.to_f64_vec());
+            got
+        };
+        let mut results = Vec::new();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            results.push(pool.install(run));
+        }
+        assert_eq!(results[0], results[1]);
+    }
+
+    #[test]
+    fn large_outputs_match_the_small_path_and_every_thread_count() {
+        let n = 3 * CHUNK + 17;
+        let xs: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 50.0).collect();
+        let want: Vec<f32> = xs.iter().map(|&v| fast_exp::reference(v)).collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let got: Vec<f32> = pool.install(|| {
+                let y = unary(Unary::Exp, &f32s(&xs)).expect("exp");
+                y.as_slice::<f32>().expect("contiguous").to_vec()
+            });
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
 }

@@ -1,5 +1,974 @@
-//! Tensor operations: order group (being written).
+//! The ordering operations of spec §4.1 — `sort`, `argsort`, `topk` and
+//! `argtopk` — for every dtype, along any axis.
+//!
+//! Every element is first mapped to an unsigned *order key*: an integer
+//! whose unsigned order is the order the spec asks for (PyTorch's, spec §5
+//! item 5): NaN above +inf, and -0 equal to +0. Sorting keys instead of
+//! values turns NaN handling and the sign of zero into plain integer
+//! comparisons, lets long lanes use an LSD radix sort, and makes
+//! descending order the ascending order of the inverted keys. All four
+//! operations are stable — ties keep the lower index first, descending
+//! included — so their result is a function of the input alone: any
+//! algorithm that sorts (key, index) pairs gives the same answer, which is
+//! what makes the result independent of the thread count (lanes are
+//! sorted in parallel, each by one thread).
+//!
+//! The key is a bijection except on two groups of elements: the zeros
+//! (+0 and -0 share a key) and the NaNs (every NaN payload shares the top
+//! key). `sort` returns values, not indices, so it sorts bare keys and
+//! turns them back into elements; a group that shares a key is emitted in
+//! input order from a side list, which is exactly where a stable sort puts
+//! its members. That keeps the fast path free of index payloads.
 
-use super::OpSpec;
+use half::{bf16, f16};
+use rayon::prelude::*;
 
-pub const OPS: &[OpSpec] = &[];
+use super::shape::{axis_of, packed};
+use super::{opt, req, Args, OpSpec, Out};
+use crate::convert::Scalar;
+use crate::dtype::DType;
+use crate::storage::{vec_with_capacity, Element};
+use crate::tensor::{shape_str, Tensor, TensorError};
+
+pub const OPS: &[OpSpec] = &[
+    OpSpec {
+        name: "sort",
+        params: &[req("x"), opt("axis"), opt("descending")],
+        run: sort,
+        variadic: false,
+    },
+    OpSpec {
+        name: "argsort",
+        params: &[req("x"), opt("axis"), opt("descending")],
+        run: argsort,
+        variadic: false,
+    },
+    OpSpec {
+        name: "topk",
+        params: &[req("x"), req("k"), opt("axis")],
+        run: topk,
+        variadic: false,
+    },
+    OpSpec {
+        name: "argtopk",
+        params: &[req("x"), req("k"), opt("axis")],
+        run: argtopk,
+        variadic: false,
+    },
+];
+
+fn err<T>(msg: String) -> Result<T, TensorError> {
+    Err(TensorError(msg))
+}
+
+// ---------------------------------------------------------------------------
+// Order keys
+
+/// An unsigned integer that serves as a sort key.
+trait RadixKey: Copy + Ord + Send + Sync + 'static {
+    const BITS: u32;
+    /// The key zero-extended, for digit extraction.
+    fn wide(self) -> u64;
+    /// The key of the reversed order.
+    fn inverted(self) -> Self;
+}
+
+macro_rules! radix_key {
+    ($($t:ty),*) => {$(
+        impl RadixKey for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn wide(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn inverted(self) -> Self {
+                !self
+            }
+        }
+    )*};
+}
+radix_key!(u8, u16, u32, u64);
+
+/// An element type with an order key.
+trait Ordered: Element {
+    type K: RadixKey;
+    /// The key: unsigned order of keys is the element order of spec §5.5.
+    fn key(self) -> Self::K;
+    /// The element a key stands for, for keys outside the shared groups.
+    fn unkey(k: Self::K) -> Self;
+    /// The group of elements that share key `k`: 0 for the zeros, 1 for
+    /// the NaNs; `None` when `k` stands for exactly one bit pattern.
+    fn group(k: Self::K) -> Option<usize>;
+}
+
+/// Floats: a positive number's bits with the sign bit set, a negative
+/// number's bits inverted (so larger magnitudes sort lower), both zeros on
+/// the key of +0, and every NaN on the top key, above +inf.
+macro_rules! float_ordered {
+    ($t:ty, $k:ty, $inf:expr, |$x:ident| $to:expr, |$b:ident| $from:expr) => {
+        impl Ordered for $t {
+            type K = $k;
+            #[inline(always)]
+            fn key(self) -> $k {
+                const SIGN: $k = 1 << (<$k>::BITS - 1);
+                let $x = self;
+                let bits: $k = $to;
+                let mag = bits & !SIGN;
+                let flip = if bits & SIGN != 0 { <$k>::MAX } else { SIGN };
+                let k = if mag == 0 { SIGN } else { bits ^ flip };
+                if mag > $inf {
+                    <$k>::MAX
+                } else {
+                    k
+                }
+            }
+            #[inline(always)]
+            fn unkey(k: $k) -> Self {
+                const SIGN: $k = 1 << (<$k>::BITS - 1);
+                let $b: $k = if k & SIGN != 0 { k & !SIGN } else { !k };
+                $from
+            }
+            #[inline(always)]
+            fn group(k: $k) -> Option<usize> {
+                const SIGN: $k = 1 << (<$k>::BITS - 1);
+                if k == SIGN {
+                    Some(0)
+                } else if k == <$k>::MAX {
+                    Some(1)
+                } else {
+                    None
+                }
+            }
+        }
+    };
+}
+float_ordered!(f64, u64, 0x7ff0_0000_0000_0000, |x| x.to_bits(), |b| {
+    f64::from_bits(b)
+});
+float_ordered!(f32, u32, 0x7f80_0000, |x| x.to_bits(), |b| f32::from_bits(b));
+float_ordered!(bf16, u16, 0x7f80, |x| x.to_bits(), |b| bf16::from_bits(b));
+float_ordered!(f16, u16, 0x7c00, |x| x.to_bits(), |b| f16::from_bits(b));
+
+/// Signed integers: flipping the sign bit makes two's complement order
+/// unsigned order. The key is a bijection, so there are no groups.
+macro_rules! int_ordered {
+    ($t:ty, $k:ty) => {
+        impl Ordered for $t {
+            type K = $k;
+            #[inline(always)]
+            fn key(self) -> $k {
+                (self as $k) ^ (1 << (<$k>::BITS - 1))
+            }
+            #[inline(always)]
+            fn unkey(k: $k) -> Self {
+                (k ^ (1 << (<$k>::BITS - 1))) as $t
+            }
+            #[inline(always)]
+            fn group(_: $k) -> Option<usize> {
+                None
+            }
+        }
+    };
+}
+int_ordered!(i32, u32);
+int_ordered!(i8, u8);
+
+impl Ordered for bool {
+    type K = u8;
+    #[inline(always)]
+    fn key(self) -> u8 {
+        u8::from(self)
+    }
+    #[inline(always)]
+    fn unkey(k: u8) -> Self {
+        k != 0
+    }
+    #[inline(always)]
+    fn group(_: u8) -> Option<usize> {
+        None
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Sorting one lane
+
+/// Lanes shorter than this are sorted by comparison; a radix sort's
+/// bucket sweeps cost more than they save on them.
+const RADIX_MIN: usize = 256;
+
+/// Lanes at least this long use 11-bit digits for keys of 32 bits and
+/// more (three passes for f32 instead of four); shorter ones 8-bit digits,
+/// whose 256 buckets per pass are cheaper to sweep than 2048.
+const WIDE_DIGITS_MIN: usize = 1 << 14;
+
+/// Lanes at least this long are split by their top digit first and the
+/// buckets sorted independently (see [`radix_sort`]).
+const MSD_MIN: usize = 1 << 16;
+
+/// How a lane is radix sorted: the digit width, the number of passes,
+/// and whether the lane is split by its top digit first.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    digit: u32,
+    passes: usize,
+    split: bool,
+}
+
+impl Layout {
+    /// The layout for a lane of `n` keys of type `K`, or `None` when the
+    /// lane is short enough for a comparison sort (or too long for u32
+    /// counters, which no lane of an indexable tensor is).
+    fn of<K: RadixKey>(n: usize) -> Option<Layout> {
+        if n < RADIX_MIN || u32::try_from(n).is_err() {
+            return None;
+        }
+        let digit = if K::BITS >= 32 && n >= WIDE_DIGITS_MIN {
+            11
+        } else {
+            8
+        };
+        let passes = K::BITS.div_ceil(digit) as usize;
+        Some(Layout {
+            digit,
+            passes,
+            split: n >= MSD_MIN && passes >= 2,
+        })
+    }
+
+    /// Length of the histogram table: one row of buckets per pass.
+    fn hist_len(self) -> usize {
+        self.passes << self.digit
+    }
+
+    /// The passes whose digits the caller counts up front: all of them
+    /// for plain LSD, only the top one for a split lane (each bucket then
+    /// counts its own lower digits, in cache).
+    fn counted(self) -> std::ops::Range<usize> {
+        if self.split {
+            self.passes - 1..self.passes
+        } else {
+            0..self.passes
+        }
+    }
+
+    fn mask(self) -> u64 {
+        (1u64 << self.digit) - 1
+    }
+}
+
+/// Counts key `k` in the histograms of `passes`. Callers count while
+/// they build the keys, so the radix sort needs no extra read of them.
+#[inline(always)]
+fn count<K: RadixKey>(hist: &mut [u32], k: K, l: Layout, passes: std::ops::Range<usize>) {
+    let k = k.wide();
+    for p in passes {
+        let b = ((k >> (p as u32 * l.digit)) & l.mask()) as usize;
+        if let Some(c) = hist.get_mut((p << l.digit) + b) {
+            *c += 1;
+        }
+    }
+}
+
+/// Turns one pass's bucket counts into the first slot of each bucket
+/// (exclusive prefix sums). Returns false when a single bucket holds all
+/// `n` elements: that pass would move nothing and is skipped.
+fn bucket_starts(h: &mut [u32], n: usize) -> bool {
+    if h.iter().any(|&c| c as usize == n) {
+        return false;
+    }
+    let mut sum = 0u32;
+    for c in h.iter_mut() {
+        let count = *c;
+        *c = sum;
+        sum += count;
+    }
+    true
+}
+
+/// One stable counting-sort pass: every element of `src`, in order, goes
+/// to the next free slot of its bucket in `dst`.
+///
+/// # Safety
+/// `src.len() == dst.len()`, `starts` has `mask + 1` entries, and they
+/// are the [`bucket_starts`] of the exact counts of `src`'s digits
+/// `(key >> shift) & mask`. Then every slot written is below `dst.len()`
+/// and is written once.
+unsafe fn scatter<T: Copy, K: RadixKey>(
+    src: &[T],
+    dst: &mut [T],
+    starts: &mut [u32],
+    shift: u32,
+    mask: u64,
+    key: &impl Fn(T) -> K,
+) {
+    for &x in src {
+        let b = ((key(x).wide() >> shift) & mask) as usize;
+        // Unchecked because this loop is the whole cost of a long sort
+        // and the checks cost a tenth of it; the contract above is what
+        // makes both indices valid.
+        let c = starts.get_unchecked_mut(b);
+        *dst.get_unchecked_mut(*c as usize) = x;
+        *c += 1;
+    }
+}
+
+/// The LSD passes `0..passes` (least significant digit first) over `v`,
+/// ping-ponging with `tmp` (same length); `hist` holds the digit counts
+/// of `v`'s elements for those passes. Returns whether the sorted result
+/// ended up in `tmp`.
+fn lsd<T: Copy, K: RadixKey>(
+    v: &mut [T],
+    tmp: &mut [T],
+    hist: &mut [u32],
+    l: Layout,
+    passes: usize,
+    key: &impl Fn(T) -> K,
+) -> bool {
+    let n = v.len();
+    if tmp.len() != n {
+        return false;
+    }
+    let mut in_tmp = false;
+    for (p, h) in hist.chunks_exact_mut(1 << l.digit).take(passes).enumerate() {
+        if !bucket_starts(h, n) {
+            continue;
+        }
+        let shift = p as u32 * l.digit;
+        // SAFETY: `h` counts this digit over the same elements (a pass
+        // permutes them, the counts stay), and `tmp.len() == v.len()`.
+        unsafe {
+            if in_tmp {
+                scatter(tmp, v, h, shift, l.mask(), key);
+            } else {
+                scatter(v, tmp, h, shift, l.mask(), key);
+            }
+        }
+        in_tmp = !in_tmp;
+    }
+    in_tmp
+}
+
+/// Stable radix sort of `v` by `key`, with `tmp` as the second buffer
+/// and `hist` the digit counts [`count`] made of every key for the passes
+/// [`Layout::counted`] names.
+///
+/// A lane shorter than [`MSD_MIN`] runs plain LSD passes. A longer one is
+/// first split by its most significant digit (one stable pass), then each
+/// bucket is sorted by the remaining digits on its own: the buckets are
+/// disjoint slices, so they are sorted in parallel, and each is small
+/// enough to stay in cache. The result is the one stable order of the
+/// keys whatever the thread count.
+fn radix_sort<T, K>(
+    v: &mut Vec<T>,
+    tmp: &mut Vec<T>,
+    hist: &mut [u32],
+    l: Layout,
+    key: impl Fn(T) -> K + Sync,
+) where
+    T: Copy + Ord + Send + Sync,
+    K: RadixKey,
+{
+    let n = v.len();
+    let Some(&first) = v.first() else {
+        return;
+    };
+    tmp.clear();
+    tmp.resize(n, first);
+    if !l.split {
+        if lsd(v, tmp, hist, l, l.passes, &key) {
+            std::mem::swap(v, tmp);
+        }
+        return;
+    }
+    let top = l.passes - 1;
+    let Some(top_row) = hist.get_mut(top << l.digit..(top + 1) << l.digit) else {
+        return;
+    };
+    let sizes: Vec<usize> = top_row.iter().map(|&c| c as usize).collect();
+    if bucket_starts(top_row, n) {
+        // SAFETY: `top_row` counts the top digit of every element of `v`,
+        // and `tmp` has `v`'s length.
+        unsafe { scatter(v, tmp, top_row, top as u32 * l.digit, l.mask(), &key) };
+        std::mem::swap(v, tmp);
+    }
+    let mut buckets = Vec::with_capacity(sizes.len());
+    let (mut rest_v, mut rest_t) = (v.as_mut_slice(), tmp.as_mut_slice());
+    for &size in &sizes {
+        let (bv, rv) = std::mem::take(&mut rest_v).split_at_mut(size);
+        let (bt, rt) = std::mem::take(&mut rest_t).split_at_mut(size);
+        // A bucket of one element is sorted already.
+        if size > 1 {
+            buckets.push((bv, bt));
+        }
+        (rest_v, rest_t) = (rv, rt);
+    }
+    buckets.into_par_iter().for_each(|(bv, bt)| {
+        if bv.len() < RADIX_MIN {
+            // Whole elements are distinct or interchangeable (keys alone,
+            // or (key, index) pairs), so this is the stable order.
+            bv.sort_unstable();
+            return;
+        }
+        let mut h = vec![0u32; top << l.digit];
+        for &x in bv.iter() {
+            count(&mut h, key(x), l, 0..top);
+        }
+        if lsd(bv, bt, &mut h, l, top, &key) {
+            bv.copy_from_slice(bt);
+        }
+    });
+}
+
+/// Buffers reused across the lanes one thread sorts.
+struct Scratch<T: Ordered> {
+    keys: Vec<T::K>,
+    keys_tmp: Vec<T::K>,
+    pairs: Vec<(T::K, u32)>,
+    pairs_tmp: Vec<(T::K, u32)>,
+    hist: Vec<u32>,
+    zeros: Vec<T>,
+    nans: Vec<T>,
+}
+
+impl<T: Ordered> Scratch<T> {
+    fn new() -> Self {
+        Scratch {
+            keys: Vec::new(),
+            keys_tmp: Vec::new(),
+            pairs: Vec::new(),
+            pairs_tmp: Vec::new(),
+            hist: Vec::new(),
+            zeros: Vec::new(),
+            nans: Vec::new(),
+        }
+    }
+}
+
+/// Sorts one lane's values into `out` (same length). Only keys move; the
+/// zeros and NaNs, whose keys are shared, come back from side lists in
+/// input order, which is where a stable sort leaves them.
+fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Scratch<T>) {
+    let layout = Layout::of::<T::K>(lane.len());
+    s.keys.clear();
+    s.keys.reserve(lane.len());
+    s.zeros.clear();
+    s.nans.clear();
+    s.hist.clear();
+    if let Some(l) = layout {
+        s.hist.resize(l.hist_len(), 0);
+    }
+    for &x in lane {
+        let k = x.key();
+        match T::group(k) {
+            None => {}
+            Some(0) => s.zeros.push(x),
+            Some(_) => s.nans.push(x),
+        }
+        let k = if descending { k.inverted() } else { k };
+        if let Some(l) = layout {
+            count(&mut s.hist, k, l, l.counted());
+        }
+        s.keys.push(k);
+    }
+    // Equal keys are indistinguishable here, so an unstable sort of keys
+    // is as good as a stable one.
+    match layout {
+        Some(l) => radix_sort(&mut s.keys, &mut s.keys_tmp, &mut s.hist, l, |k| k),
+        None => s.keys.sort_unstable(),
+    }
+    let (mut zeros, mut nans) = (s.zeros.iter(), s.nans.iter());
+    for (o, &k) in out.iter_mut().zip(&s.keys) {
+        let k = if descending { k.inverted() } else { k };
+        *o = match T::group(k) {
+            None => T::unkey(k),
+            Some(0) => zeros.next().copied().unwrap_or_else(|| T::unkey(k)),
+            Some(_) => nans.next().copied().unwrap_or_else(|| T::unkey(k)),
+        };
+    }
+}
+
+/// Sorts the (key, index) pairs of a lane stably by key into `s.pairs`,
+/// keys inverted for descending order. Pairs are distinct (the indices
+/// are), so on short lanes an unstable sort of whole pairs is the stable
+/// order.
+fn sorted_pairs<T: Ordered>(lane: &[T], descending: bool, s: &mut Scratch<T>) {
+    let layout = Layout::of::<T::K>(lane.len());
+    s.pairs.clear();
+    s.pairs.reserve(lane.len());
+    s.hist.clear();
+    if let Some(l) = layout {
+        s.hist.resize(l.hist_len(), 0);
+    }
+    for (i, &x) in lane.iter().enumerate() {
+        let k = x.key();
+        let k = if descending { k.inverted() } else { k };
+        if let Some(l) = layout {
+            count(&mut s.hist, k, l, l.counted());
+        }
+        s.pairs.push((k, i as u32));
+    }
+    match layout {
+        Some(l) => radix_sort(&mut s.pairs, &mut s.pairs_tmp, &mut s.hist, l, |p| p.0),
+        None => s.pairs.sort_unstable(),
+    }
+}
+
+/// The indices of a stable sort of one lane.
+fn argsort_lane<T: Ordered>(lane: &[T], out: &mut [i32], descending: bool, s: &mut Scratch<T>) {
+    sorted_pairs(lane, descending, s);
+    for (o, p) in out.iter_mut().zip(&s.pairs) {
+        *o = p.1 as i32;
+    }
+}
+
+/// Leaves the `k` largest elements of the lane, largest first (NaN above
+/// everything, ties by lower index), in `s.pairs[..k]`.
+///
+/// A large `k` sorts the whole lane. A small one makes one pass that keeps
+/// candidates as (inverted key, index) pairs: whenever `2k` have gathered,
+/// a selection keeps the best `k`, and from then on an element whose key
+/// is not better than the k-th kept one cannot enter (its index is higher
+/// than every kept one, so it would lose the tie too). The pairs are all
+/// distinct, so the `k` smallest are one set whatever finds them.
+fn topk_pairs<T: Ordered>(lane: &[T], k: usize, s: &mut Scratch<T>) {
+    s.pairs.clear();
+    if k == 0 {
+        return;
+    }
+    if k >= lane.len() / 8 {
+        sorted_pairs(lane, true, s);
+        return;
+    }
+    let cap = (2 * k).max(64);
+    let mut bound: Option<T::K> = None;
+    // Blocks whose best key cannot enter are skipped after one branch-free
+    // (vectorisable) scan; once the bound has settled that is nearly all.
+    const BLOCK: usize = 512;
+    for (c, block) in lane.chunks(BLOCK).enumerate() {
+        if let Some(b) = bound {
+            if block
+                .iter()
+                .map(|&x| x.key().inverted())
+                .min()
+                .is_none_or(|m| m >= b)
+            {
+                continue;
+            }
+        }
+        for (j, &x) in block.iter().enumerate() {
+            let key = x.key().inverted();
+            if bound.is_some_and(|b| key >= b) {
+                continue;
+            }
+            s.pairs.push((key, (c * BLOCK + j) as u32));
+            if s.pairs.len() >= cap {
+                s.pairs.select_nth_unstable(k - 1);
+                s.pairs.truncate(k);
+                bound = s.pairs.get(k - 1).map(|p| p.0);
+            }
+        }
+    }
+    if s.pairs.len() > k {
+        s.pairs.select_nth_unstable(k - 1);
+        s.pairs.truncate(k);
+    }
+    s.pairs.sort_unstable();
+}
+
+// ---------------------------------------------------------------------------
+// Lanes of a tensor
+
+/// How an ordering operation lays out its work: the input with the sorted
+/// axis moved last and packed row-major, and the permutation that did it.
+struct Lanes {
+    packed: Tensor,
+    perm: Vec<usize>,
+    /// Length of each lane (the sorted axis).
+    n: usize,
+    /// Number of lanes.
+    rows: usize,
+}
+
+fn lanes(op: &str, x: &Tensor, axis: i64) -> Result<Lanes, TensorError> {
+    let ax = axis_of(op, axis, x.ndim())?;
+    if x.ndim() == 0 {
+        // A rank-0 tensor is one lane of one element (as in PyTorch).
+        let one = x.with_layout(vec![1], vec![1], x.offset())?;
+        return Ok(Lanes {
+            packed: one.contiguous(),
+            perm: vec![0],
+            n: 1,
+            rows: 1,
+        });
+    }
+    let mut perm: Vec<usize> = (0..x.ndim()).filter(|&a| a != ax).collect();
+    perm.push(ax);
+    let packed = packed(&x.permuted(&perm)?)?;
+    let n = x.shape()[ax];
+    let rows = x
+        .shape()
+        .iter()
+        .enumerate()
+        .filter(|&(a, _)| a != ax)
+        .map(|(_, d)| d)
+        .product();
+    Ok(Lanes {
+        packed,
+        perm,
+        n,
+        rows,
+    })
+}
+
+/// Runs `f` on every lane (in parallel over lanes; each lane by one
+/// thread, so the result cannot depend on the thread count) and assembles
+/// the `m` outputs per lane into a tensor of the input's axis order.
+fn per_lane<T: Ordered, O: Element>(
+    x: &Tensor,
+    l: &Lanes,
+    m: usize,
+    fill: O,
+    f: impl Fn(&[T], &mut [O], &mut Scratch<T>) + Sync,
+) -> Result<Tensor, TensorError> {
+    let data: &[T] = l
+        .packed
+        .as_slice::<T>()
+        .ok_or_else(|| TensorError("internal: lanes are not packed".into()))?;
+    let total = l.rows * m;
+    let mut out: Vec<O> = vec_with_capacity(total);
+    out.resize(total, fill);
+    if total > 0 {
+        // Enough lanes per task that a task is worth scheduling.
+        let n = l.n;
+        let per_task = (16384 / n.max(1)).max(1);
+        out.par_chunks_mut(m * per_task)
+            .zip(data.par_chunks(n.max(1) * per_task))
+            .for_each_init(Scratch::<T>::new, |s, (o, i)| {
+                for (orow, irow) in o.chunks_mut(m).zip(i.chunks(n.max(1))) {
+                    f(irow, orow, s);
+                }
+            });
+    }
+    if x.ndim() == 0 {
+        // A rank-0 input gives a rank-0 result, unless `k = 0` asked for
+        // no element at all.
+        let shape = if m == 1 { Vec::new() } else { vec![m] };
+        return Tensor::from_vec(out, shape);
+    }
+    let mut shape: Vec<usize> = l.perm.iter().map(|&a| x.shape()[a]).collect();
+    if let Some(last) = shape.last_mut() {
+        *last = m;
+    }
+    let t = Tensor::from_vec(out, shape)?;
+    let mut inverse = vec![0; l.perm.len()];
+    for (i, &p) in l.perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    packed(&t.permuted(&inverse)?)
+}
+
+/// One ordering kernel, written once over the element type and dispatched
+/// on the dtype in one place ([`dispatch`]).
+trait LaneOp {
+    fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError>;
+}
+
+fn dispatch(op: &impl LaneOp, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
+    match x.dtype() {
+        DType::Bool => op.run::<bool>(x, l),
+        DType::I8 => op.run::<i8>(x, l),
+        DType::I32 => op.run::<i32>(x, l),
+        DType::Bf16 => op.run::<bf16>(x, l),
+        DType::F16 => op.run::<f16>(x, l),
+        DType::F32 => op.run::<f32>(x, l),
+        DType::F64 => op.run::<f64>(x, l),
+    }
+}
+
+/// The zero element of `T`, to pre-fill outputs (every cast of `false`
+/// succeeds).
+fn zero<T: Element>() -> T {
+    let f = Scalar::Bool(false);
+    T::from_scalar(f.cast(T::DTYPE).unwrap_or(f))
+}
+
+struct SortOp {
+    descending: bool,
+}
+
+impl LaneOp for SortOp {
+    fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
+        per_lane::<T, T>(x, l, l.n, zero(), |lane, out, s| {
+            sort_lane(lane, out, self.descending, s)
+        })
+    }
+}
+
+struct ArgsortOp {
+    descending: bool,
+}
+
+impl LaneOp for ArgsortOp {
+    fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
+        per_lane::<T, i32>(x, l, l.n, 0, |lane, out, s| {
+            argsort_lane(lane, out, self.descending, s)
+        })
+    }
+}
+
+struct TopkOp {
+    k: usize,
+    values: bool,
+}
+
+impl LaneOp for TopkOp {
+    fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
+        let k = self.k;
+        if self.values {
+            let fill = zero::<T>();
+            per_lane::<T, T>(x, l, k, fill, |lane, out, s| {
+                topk_pairs(lane, k, s);
+                for (o, p) in out.iter_mut().zip(&s.pairs) {
+                    *o = lane.get(p.1 as usize).copied().unwrap_or(fill);
+                }
+            })
+        } else {
+            per_lane::<T, i32>(x, l, k, 0, |lane, out, s| {
+                topk_pairs(lane, k, s);
+                for (o, p) in out.iter_mut().zip(&s.pairs) {
+                    *o = p.1 as i32;
+                }
+            })
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The operations
+
+fn axis_arg(a: &Args) -> Result<i64, TensorError> {
+    Ok(a.int("axis")?.unwrap_or(-1))
+}
+
+/// Indices are i32 (spec §5), and the pair sorts carry u32 indices.
+fn check_index_range(op: &str, l: &Lanes) -> Result<(), TensorError> {
+    if l.n > i32::MAX as usize {
+        return err(format!(
+            "`{op}`: an axis of {} elements is too long for i32 indices",
+            l.n
+        ));
+    }
+    Ok(())
+}
+
+fn sort(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let descending = a.bool("descending", false)?;
+    let l = lanes(a.op, x, axis_arg(a)?)?;
+    dispatch(&SortOp { descending }, x, &l).map(Out::Tensor)
+}
+
+fn argsort(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let descending = a.bool("descending", false)?;
+    let l = lanes(a.op, x, axis_arg(a)?)?;
+    check_index_range(a.op, &l)?;
+    dispatch(&ArgsortOp { descending }, x, &l).map(Out::Tensor)
+}
+
+fn topk_common(a: &Args, values: bool) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let axis = axis_arg(a)?;
+    let l = lanes(a.op, x, axis)?;
+    check_index_range(a.op, &l)?;
+    let k = a.int("k")?.unwrap_or(0);
+    if k < 0 || k as u64 > l.n as u64 {
+        return err(format!(
+            "`{}`: k = {k} is out of range for an axis of length {} (shape {})",
+            a.op,
+            l.n,
+            shape_str(x.shape())
+        ));
+    }
+    dispatch(
+        &TopkOp {
+            k: k as usize,
+            values,
+        },
+        x,
+        &l,
+    )
+    .map(Out::Tensor)
+}
+
+fn topk(a: &Args) -> Result<Out, TensorError> {
+    topk_common(a, true)
+}
+
+fn argtopk(a: &Args) -> Result<Out, TensorError> {
+    topk_common(a, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_keys_follow_the_spec_order() {
+        let xs = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -f32::MIN_POSITIVE / 2.0,
+            -0.0,
+            0.0,
+            f32::from_bits(1),
+            2.0,
+            f32::INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ];
+        let keys: Vec<u32> = xs.iter().map(|x| x.key()).collect();
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]), "{keys:x?}");
+        assert_eq!(keys[3], keys[4]);
+        assert_eq!(keys[8], keys[9]);
+        for x in [-1.5f32, 2.0, f32::NEG_INFINITY, f32::from_bits(1)] {
+            assert_eq!(f32::unkey(x.key()).to_bits(), x.to_bits());
+        }
+        assert!((-7i8).key() < 3i8.key());
+        assert_eq!(i32::unkey((-7i32).key()), -7);
+    }
+
+    /// Many long lanes (several parallel tasks, the radix path) give the
+    /// same bits on one and on four threads, and agree with a plain stable
+    /// sort under PyTorch's order.
+    #[test]
+    fn thread_count_does_not_matter() {
+        use crate::ops::{call, Arg};
+        use std::cmp::Ordering;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let specials = [f32::NAN, -f32::NAN, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY];
+        // The reference: stable sorts by comparators written from the spec
+        // (ascending: NaN after everything; descending: NaN first; -0 ==
+        // +0 in both).
+        let asc = |a: &f32, b: &f32| match (a.is_nan(), b.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+        };
+        let desc = |a: &f32, b: &f32| match (a.is_nan(), b.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => b.partial_cmp(a).unwrap_or(Ordering::Equal),
+        };
+        // Short lanes (8-bit digits), and long ones split by the top digit.
+        for (rows, len) in [(24usize, 2000usize), (2, 70000)] {
+            let v: Vec<f32> = (0..rows * len)
+                .map(|_| {
+                    let r = next();
+                    match r % 10 {
+                        0 => specials[(r >> 8) as usize % specials.len()],
+                        1..=4 => ((r >> 8) % 9) as f32 - 4.0,
+                        _ => {
+                            f32::from_bits((r >> 16) as u32 & 0x7fff_ffff)
+                                * if r & 1 == 0 { 1.0 } else { -1.0 }
+                        }
+                    }
+                })
+                .collect();
+            // Tensors are not Send: each pool builds its own. Extra
+            // arguments travel as plain data: an axis or k, then
+            // `descending`.
+            let run = |threads: usize, op: &str, extra: (Option<i64>, Option<bool>)| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .expect("pool");
+                pool.install(|| {
+                    let x = Tensor::from_vec(v.clone(), vec![rows, len]).expect("tensor");
+                    let mut args = vec![Arg::Tensor(x)];
+                    args.extend(extra.0.map(Arg::Int));
+                    args.extend(extra.1.map(Arg::Bool));
+                    match call(op, args, Vec::new()) {
+                        Ok(Out::Tensor(t)) => t.scalars().map(|s| s.to_bits()).collect::<Vec<u64>>(),
+                        other => panic!("{op}: {other:?}"),
+                    }
+                })
+            };
+            for (op, extra) in [
+                ("sort", (None, None)),
+                ("argsort", (Some(0), Some(true))),
+                ("topk", (Some(30), None)),
+                ("argtopk", (Some(len as i64 - 500), None)),
+            ] {
+                assert_eq!(run(1, op, extra), run(4, op, extra), "{op} on [{rows}, {len}]");
+            }
+            for descending in [false, true] {
+                let idx = run(4, "argsort", (Some(-1), Some(descending)));
+                let vals = run(4, "sort", (Some(-1), Some(descending)));
+                let top = run(4, "argtopk", (Some(30), None));
+                for (r, row) in v.chunks(len).enumerate() {
+                    let mut want: Vec<usize> = (0..len).collect();
+                    if descending {
+                        want.sort_by(|&i, &j| desc(&row[i], &row[j]));
+                        let top_row: Vec<usize> =
+                            top[r * 30..(r + 1) * 30].iter().map(|&b| b as usize).collect();
+                        assert_eq!(top_row, want[..30], "argtopk row {r} of [{rows}, {len}]");
+                    } else {
+                        want.sort_by(|&i, &j| asc(&row[i], &row[j]));
+                    }
+                    let got: Vec<usize> = idx[r * len..(r + 1) * len].iter().map(|&b| b as usize).collect();
+                    assert_eq!(
+                        got, want,
+                        "argsort row {r} of [{rows}, {len}], descending {descending}"
+                    );
+                    let want_bits: Vec<u64> = want.iter().map(|&i| u64::from(row[i].to_bits())).collect();
+                    assert_eq!(
+                        vals[r * len..(r + 1) * len],
+                        want_bits[..],
+                        "sort row {r}, descending {descending}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn radix_matches_a_stable_sort() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Every layout: 8-bit digits, 11-bit digits, split by the top
+        // digit; with many ties, and with keys spread over all 32 bits.
+        for (n, modulus) in [
+            (300, 300),
+            (5000, 300),
+            (20000, 1 << 32),
+            (70000, 1000),
+            (70000, 1 << 32),
+        ] {
+            let mut v: Vec<(u32, u32)> = (0..n).map(|i| ((next() % modulus) as u32, i)).collect();
+            let mut want = v.clone();
+            want.sort_by_key(|p| p.0);
+            let l = Layout::of::<u32>(v.len()).expect("long enough");
+            let mut hist = vec![0; l.hist_len()];
+            for p in &v {
+                count(&mut hist, p.0, l, l.counted());
+            }
+            radix_sort(&mut v, &mut Vec::new(), &mut hist, l, |p| p.0);
+            assert_eq!(v, want, "{n} keys below {modulus}: {l:?}");
+        }
+    }
+}

@@ -1,5 +1,1097 @@
-//! Tensor operations: reduce group (being written).
+//! The reductions of spec §4.1 — `sum mean prod max min median var std
+//! argmax argmin all any logsumexp` — the scans `cumsum cumprod` and the
+//! normalisers `softmax log_softmax`, for every dtype, over any set of axes.
+//!
+//! Every accumulation follows the fixed order of spec §5 extension 4, so the
+//! bits of a result depend on the shape alone, never on the thread count or
+//! the instruction set: the reduced elements of one output, in row-major
+//! order, are cut into blocks of [`BLOCK`]; inside a block element `i` goes to
+//! lane `i mod 16`, each lane folds its elements in order starting from its
+//! first, and the non-empty lanes meet in a balanced pairwise tree; the block
+//! results are folded in block order. The sixteen lanes are the reason the
+//! kernels are fast as well as exact: a `[f32; 16]` of independent
+//! accumulators updated from chunks of sixteen elements is what LLVM turns
+//! into SIMD adds, and each SIMD lane does precisely what the spec's lane
+//! does. Parallelism is over output positions, or over whole blocks whose
+//! results are then folded in order, so it cannot change a bit either.
+//!
+//! Each input element is first widened exactly to its accumulation type
+//! (`bf16`, `f16` and `f32` to `f32`, `f64` stays, integers to `i32` for
+//! `sum prod cumsum cumprod`), and every step is one operation in that type,
+//! which is the seed's `acc_add`: an IEEE f32 addition is the f64 sum
+//! rounded to f32. Derived quantities (a mean, a variance's divisor, the
+//! exponentials and quotients of `softmax`) are computed in f64 and rounded
+//! once. The operations whose result cannot be an integer (`mean median var
+//! std softmax log_softmax logsumexp`) work on an integer input promoted to
+//! f32 first, as `x.to(f32)` would (spec §5, `float_result`).
 
-use super::OpSpec;
+use half::{bf16, f16};
+use rayon::prelude::*;
 
-pub const OPS: &[OpSpec] = &[];
+use super::{opt, req, Args, OpSpec, Out, Param};
+use crate::convert::{f64_to_bf16_bits, f64_to_f16_bits};
+use crate::dtype::DType;
+use crate::math;
+use crate::storage::{vec_with_capacity, Element, Storage};
+use crate::tensor::{normalize_axis, shape_str, Tensor, TensorError};
+
+/// Elements per block of the fixed reduction order (spec §5 extension 4).
+pub const BLOCK: usize = 16384;
+/// Lanes per block.
+pub const LANES: usize = 16;
+
+const REDUCE: &[Param] = &[req("x"), opt("axis"), opt("keepdim")];
+const SPREAD: &[Param] = &[req("x"), opt("axis"), opt("keepdim"), opt("ddof")];
+const SCAN: &[Param] = &[req("x"), req("axis")];
+const NORMALISE: &[Param] = &[req("x"), opt("axis")];
+
+const fn op(name: &'static str, params: &'static [Param], run: super::Kernel) -> OpSpec {
+    OpSpec {
+        name,
+        params,
+        run,
+        variadic: false,
+    }
+}
+
+pub const OPS: &[OpSpec] = &[
+    op("sum", REDUCE, sum),
+    op("mean", REDUCE, mean),
+    op("prod", REDUCE, prod),
+    op("max", REDUCE, max),
+    op("min", REDUCE, min),
+    op("median", REDUCE, median),
+    op("var", SPREAD, var),
+    op("std", SPREAD, std),
+    op("argmax", REDUCE, argmax),
+    op("argmin", REDUCE, argmin),
+    op("all", REDUCE, all),
+    op("any", REDUCE, any),
+    op("logsumexp", REDUCE, logsumexp),
+    op("cumsum", SCAN, cumsum),
+    op("cumprod", SCAN, cumprod),
+    op("softmax", NORMALISE, softmax),
+    op("log_softmax", NORMALISE, log_softmax),
+];
+
+fn err<T>(msg: String) -> Result<T, TensorError> {
+    Err(TensorError(msg))
+}
+
+/// Runs `$body` with the type alias `$T` naming the element type of `$dt`:
+/// the one dtype dispatch of each operation.
+macro_rules! each_dtype {
+    ($dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::Bf16 => {
+                type $T = bf16;
+                $body
+            }
+            DType::F16 => {
+                type $T = f16;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------
+// Number types
+
+/// An accumulator: `f32`, `f64`, or `i32` with wrapping arithmetic. Every
+/// method is one operation in the type itself, so a chain of them rounds
+/// at every step exactly as the spec's `acc_add` does.
+pub trait Acc: Copy + Send + Sync + PartialOrd + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// The exact value as an f64.
+    fn exact(self) -> f64;
+    /// `x` rounded once into this type (integers: only called with exact
+    /// integers in range).
+    fn rounded(x: f64) -> Self;
+}
+
+impl Acc for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    #[inline(always)]
+    fn add(self, o: f32) -> f32 {
+        self + o
+    }
+    #[inline(always)]
+    fn mul(self, o: f32) -> f32 {
+        self * o
+    }
+    #[inline(always)]
+    fn exact(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn rounded(x: f64) -> f32 {
+        // `as` rounds to nearest, ties to even, overflowing to ±inf: the
+        // single rounding of `convert::narrow`, which only differs in the
+        // payload it gives a NaN (and any NaN is a NaN result).
+        x as f32
+    }
+}
+
+impl Acc for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    #[inline(always)]
+    fn add(self, o: f64) -> f64 {
+        self + o
+    }
+    #[inline(always)]
+    fn mul(self, o: f64) -> f64 {
+        self * o
+    }
+    #[inline(always)]
+    fn exact(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn rounded(x: f64) -> f64 {
+        x
+    }
+}
+
+impl Acc for i32 {
+    const ZERO: i32 = 0;
+    const ONE: i32 = 1;
+    #[inline(always)]
+    fn add(self, o: i32) -> i32 {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn mul(self, o: i32) -> i32 {
+        self.wrapping_mul(o)
+    }
+    #[inline(always)]
+    fn exact(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn rounded(x: f64) -> i32 {
+        x as i32
+    }
+}
+
+/// A result element type, made from an f64 by one rounding.
+pub trait Store: Element {
+    fn store(x: f64) -> Self;
+}
+
+impl Store for bf16 {
+    #[inline(always)]
+    fn store(x: f64) -> bf16 {
+        bf16::from_bits(f64_to_bf16_bits(x))
+    }
+}
+impl Store for f16 {
+    #[inline(always)]
+    fn store(x: f64) -> f16 {
+        f16::from_bits(f64_to_f16_bits(x))
+    }
+}
+impl Store for f32 {
+    #[inline(always)]
+    fn store(x: f64) -> f32 {
+        <f32 as Acc>::rounded(x)
+    }
+}
+impl Store for f64 {
+    #[inline(always)]
+    fn store(x: f64) -> f64 {
+        x
+    }
+}
+impl Store for i32 {
+    #[inline(always)]
+    fn store(x: f64) -> i32 {
+        x as i32
+    }
+}
+
+/// bf16 → f32 is exact: the bf16 bits are the top half of the f32's. Written
+/// as a shift so that it vectorises.
+#[inline(always)]
+fn bf16_f32(x: bf16) -> f32 {
+    f32::from_bits(u32::from(x.to_bits()) << 16)
+}
+
+/// An element of `sum prod cumsum cumprod`: floats accumulate in
+/// `accumulation_dtype` and keep their dtype; bool, i8 and i32 accumulate
+/// in wrapping i32 and give i32 (spec §5 extension 2, `sum_result`).
+pub trait SumElem: Element {
+    type A: Acc;
+    type O: Store;
+    fn acc(self) -> Self::A;
+}
+
+/// An element of the operations whose result cannot be an integer: floats
+/// accumulate in `accumulation_dtype` and keep their dtype; bool, i8 and
+/// i32 are promoted to f32 first (`float_result`), rounding once.
+pub trait FloatElem: Element {
+    type A: Acc;
+    type O: Store;
+    fn acc(self) -> Self::A;
+}
+
+macro_rules! elem {
+    ($trait:ident, $t:ty, $a:ty, $o:ty, |$x:ident| $e:expr) => {
+        impl $trait for $t {
+            type A = $a;
+            type O = $o;
+            #[inline(always)]
+            fn acc(self) -> $a {
+                let $x = self;
+                $e
+            }
+        }
+    };
+}
+
+elem!(SumElem, bool, i32, i32, |x| i32::from(x));
+elem!(SumElem, i8, i32, i32, |x| i32::from(x));
+elem!(SumElem, i32, i32, i32, |x| x);
+elem!(SumElem, bf16, f32, bf16, |x| bf16_f32(x));
+elem!(SumElem, f16, f32, f16, |x| x.to_f32());
+elem!(SumElem, f32, f32, f32, |x| x);
+elem!(SumElem, f64, f64, f64, |x| x);
+
+elem!(FloatElem, bool, f32, f32, |x| if x { 1.0 } else { 0.0 });
+elem!(FloatElem, i8, f32, f32, |x| f32::from(x));
+// `as` rounds an i32 to the nearest f32, ties to even: the cast to f32.
+elem!(FloatElem, i32, f32, f32, |x| x as f32);
+elem!(FloatElem, bf16, f32, bf16, |x| bf16_f32(x));
+elem!(FloatElem, f16, f32, f16, |x| x.to_f32());
+elem!(FloatElem, f32, f32, f32, |x| x);
+elem!(FloatElem, f64, f64, f64, |x| x);
+
+// ---------------------------------------------------------------------------
+// The fixed order of accumulation
+
+/// The balanced pairwise tree over the first `k` lanes: (0,1), (2,3), …,
+/// then pairs of those; an odd lane out passes through unchanged.
+#[inline(always)]
+fn tree<A: Clone>(v: &mut [A; LANES], mut k: usize, op: impl Fn(A, A) -> A) -> A {
+    while k > 1 {
+        let half = k.div_ceil(2);
+        for j in 0..half {
+            // Reads lanes 2j and 2j+1, both at or after j, so writing lane j
+            // in place never clobbers a lane still to be read.
+            v[j] = if 2 * j + 1 < k {
+                op(v[2 * j].clone(), v[2 * j + 1].clone())
+            } else {
+                v[2 * j].clone()
+            };
+        }
+        k = half;
+    }
+    v[0].clone()
+}
+
+/// One block: lane `i mod 16` folds element `i`, starting from its first
+/// element, then the lanes meet in the tree. `None` for an empty block.
+#[inline(always)]
+fn fold_block<T: Copy, A: Copy>(
+    block: &[T],
+    w: impl Fn(T) -> A,
+    op: impl Fn(A, A) -> A + Copy,
+) -> Option<A> {
+    let &first = block.first()?;
+    let mut lanes = [w(first); LANES];
+    if block.len() < LANES {
+        for (l, &x) in lanes.iter_mut().zip(block) {
+            *l = w(x);
+        }
+        return Some(tree(&mut lanes, block.len(), op));
+    }
+    let (head, rest) = block.split_at(LANES);
+    for (l, &x) in lanes.iter_mut().zip(head) {
+        *l = w(x);
+    }
+    let mut chunks = rest.chunks_exact(LANES);
+    for c in &mut chunks {
+        // Sixteen independent accumulators: this is the loop LLVM turns
+        // into SIMD operations, each SIMD lane one of the spec's lanes.
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = op(*l, w(x));
+        }
+    }
+    for (l, &x) in lanes.iter_mut().zip(chunks.remainder()) {
+        *l = op(*l, w(x));
+    }
+    Some(tree(&mut lanes, LANES, op))
+}
+
+/// Rows at least this long fold their blocks in parallel.
+const PAR_ROW: usize = 4 * BLOCK;
+
+/// The reduction of one row in the fixed order; `empty` for no elements.
+/// Long rows reduce their blocks in parallel and fold the block results in
+/// block order afterwards, which is the same arithmetic in the same order.
+#[inline(always)]
+fn fold_row<T: Copy + Sync, A: Copy + Send>(
+    row: &[T],
+    empty: A,
+    w: impl Fn(T) -> A + Sync + Copy,
+    op: impl Fn(A, A) -> A + Sync + Copy,
+) -> A {
+    if row.len() >= PAR_ROW {
+        let parts: Vec<A> = row.par_chunks(BLOCK).filter_map(|b| fold_block(b, w, op)).collect();
+        return in_order(parts.into_iter(), empty, op);
+    }
+    in_order(row.chunks(BLOCK).filter_map(|b| fold_block(b, w, op)), empty, op)
+}
+
+/// Block results folded in block order, starting from the first.
+#[inline(always)]
+fn in_order<A>(mut blocks: impl Iterator<Item = A>, empty: A, op: impl Fn(A, A) -> A) -> A {
+    match blocks.next() {
+        Some(first) => blocks.fold(first, op),
+        None => empty,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Layout: the reduced elements of each output as one contiguous row
+
+/// A tensor seen as `m` rows of `n` elements, row `o` holding the elements
+/// that output position `o` reduces (or scans), in row-major order.
+struct Rows {
+    /// Row-major in storage from `start` (a view, or a packed copy).
+    t: Tensor,
+    start: usize,
+    m: usize,
+    n: usize,
+}
+
+impl Rows {
+    fn data<T: Element>(&self) -> &[T] {
+        T::slice(self.t.storage())
+            .and_then(|s| s.get(self.start..self.start + self.m * self.n))
+            .unwrap_or(&[])
+    }
+
+    /// Applies `f` to every row, in parallel over rows, collecting in order.
+    fn map<T: Element, R: Send>(&self, f: impl Fn(&[T]) -> R + Sync + Send) -> Vec<R> {
+        let data = self.data::<T>();
+        if self.n == 0 {
+            return (0..self.m).map(|_| f(&[])).collect();
+        }
+        if self.n >= PAR_ROW {
+            // Few long rows: `f` parallelises inside the row.
+            return data.chunks(self.n).map(f).collect();
+        }
+        data.par_chunks(self.n)
+            .with_min_len((BLOCK / self.n).max(1))
+            .map(f)
+            .collect()
+    }
+}
+
+/// Whether a view's elements, in row-major order, are consecutive in
+/// storage from its offset (axes of length 1 may have any stride).
+fn row_major(t: &Tensor) -> bool {
+    let mut expect = 1isize;
+    for (&d, &s) in t.shape().iter().zip(t.strides()).rev() {
+        if d != 1 && s != expect {
+            return false;
+        }
+        expect = expect.saturating_mul(d as isize);
+    }
+    true
+}
+
+/// `x` with the axes of `mask` moved last (in their order), as rows.
+fn rows(x: &Tensor, mask: &[bool]) -> Result<Rows, TensorError> {
+    let kept = (0..x.ndim()).filter(|&i| !mask[i]);
+    let reduced = (0..x.ndim()).filter(|&i| mask[i]);
+    let perm: Vec<usize> = kept.chain(reduced).collect();
+    let m = (0..x.ndim()).filter(|&i| !mask[i]).map(|i| x.shape()[i]).product();
+    let n = (0..x.ndim()).filter(|&i| mask[i]).map(|i| x.shape()[i]).product();
+    let v = x.permuted(&perm)?;
+    let (t, start) = if row_major(&v) {
+        let off = if v.numel() == 0 { 0 } else { v.offset() };
+        (v, off)
+    } else {
+        (v.contiguous(), 0)
+    };
+    Ok(Rows { t, start, m, n })
+}
+
+/// The axes a reduction's `axis` argument names, as a mask over `ndim`
+/// axes: every axis when absent; negatives count from the end; a repeated
+/// or out-of-range axis is an error. A rank-0 tensor accepts axis 0 or -1
+/// (its one element), as PyTorch does.
+fn axis_mask(a: &Args, ndim: usize) -> Result<Vec<bool>, TensorError> {
+    let Some(list) = a.ints("axis")? else {
+        return Ok(vec![true; ndim]);
+    };
+    let mut mask = vec![false; ndim];
+    let mut scalar_seen = false;
+    for &ax in &list {
+        let i = axis_index(a, ax, ndim)?;
+        let seen = if ndim == 0 {
+            std::mem::replace(&mut scalar_seen, true)
+        } else {
+            std::mem::replace(&mut mask[i], true)
+        };
+        if seen {
+            return err(format!("`{}`: axis {i} is named twice in {list:?}", a.op));
+        }
+    }
+    Ok(mask)
+}
+
+/// A reduction's plan: its rows and the shape of its result.
+struct Plan {
+    rows: Rows,
+    shape: Vec<usize>,
+}
+
+fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
+    let x = a.tensor("x")?.clone();
+    let mask = axis_mask(a, x.ndim())?;
+    let keepdim = a.bool("keepdim", false)?;
+    let shape = x
+        .shape()
+        .iter()
+        .zip(&mask)
+        .filter_map(|(&d, &r)| match (r, keepdim) {
+            (false, _) => Some(d),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect();
+    let rows = rows(&x, &mask)?;
+    Ok((x, Plan { rows, shape }))
+}
+
+fn tensor_out(data: Storage, shape: Vec<usize>) -> Result<Out, TensorError> {
+    Ok(Out::Tensor(Tensor::from_storage(data, shape)?))
+}
+
+fn stored<O: Store>(vals: Vec<f64>) -> Storage {
+    O::into_storage(vals.into_iter().map(O::store).collect())
+}
+
+/// Selections (max, min, argmax, argmin) have no value for an empty row.
+fn non_empty(a: &Args, p: &Plan, x: &Tensor) -> Result<(), TensorError> {
+    if p.rows.n == 0 && p.rows.m > 0 {
+        return err(format!(
+            "`{}` of an empty reduction (shape {}) has no value",
+            a.op,
+            shape_str(x.shape())
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// sum, prod, mean, var, std, logsumexp
+
+fn sum(a: &Args) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        let v = p.rows.map::<T, _>(|row| fold_row(row, <T as SumElem>::A::ZERO, <T as SumElem>::acc, Acc::add));
+        stored::<<T as SumElem>::O>(v.into_iter().map(Acc::exact).collect())
+    });
+    tensor_out(data, p.shape)
+}
+
+fn prod(a: &Args) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        let v = p.rows.map::<T, _>(|row| fold_row(row, <T as SumElem>::A::ONE, <T as SumElem>::acc, Acc::mul));
+        stored::<<T as SumElem>::O>(v.into_iter().map(Acc::exact).collect())
+    });
+    tensor_out(data, p.shape)
+}
+
+/// mean = round_res(acc / n), the division in f64.
+fn mean(a: &Args) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    let n = p.rows.n as f64;
+    let data = each_dtype!(x.dtype(), T => {
+        let v = p.rows.map::<T, _>(|row| {
+            fold_row(row, <T as FloatElem>::A::ZERO, <T as FloatElem>::acc, Acc::add).exact() / n
+        });
+        stored::<<T as FloatElem>::O>(v)
+    });
+    tensor_out(data, p.shape)
+}
+
+/// tree(d) / (n − ddof) in f64, for var and std: μ = acc / n unrounded,
+/// d_i = round_acc((x_i − μ)²). A divisor below zero is clamped to zero,
+/// as NumPy does, so too large a ddof gives inf or NaN rather than a
+/// negative variance.
+fn spread<T: FloatElem>(row: &[T], ddof: i64) -> f64 {
+    let n = row.len();
+    let mu = fold_row(row, T::A::ZERO, T::acc, Acc::add).exact() / n as f64;
+    let d = fold_row(
+        row,
+        T::A::ZERO,
+        |x: T| {
+            let t = x.acc().exact() - mu;
+            T::A::rounded(t * t)
+        },
+        Acc::add,
+    );
+    let divisor = (n as i64).saturating_sub(ddof).max(0);
+    d.exact() / divisor as f64
+}
+
+fn ddof(a: &Args) -> Result<i64, TensorError> {
+    Ok(a.int("ddof")?.unwrap_or(0))
+}
+
+fn var(a: &Args) -> Result<Out, TensorError> {
+    let ddof = ddof(a)?;
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        stored::<<T as FloatElem>::O>(p.rows.map::<T, _>(|row| spread(row, ddof)))
+    });
+    tensor_out(data, p.shape)
+}
+
+fn std(a: &Args) -> Result<Out, TensorError> {
+    let ddof = ddof(a)?;
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        stored::<<T as FloatElem>::O>(p.rows.map::<T, _>(|row| math::sqrt(spread(row, ddof))))
+    });
+    tensor_out(data, p.shape)
+}
+
+/// The largest element of a row as an f64, NaN if any element is NaN,
+/// −inf for an empty row. Only the value matters here (softmax and
+/// logsumexp), so a −0/+0 tie may go either way; lanes make it fast.
+#[inline(always)]
+fn max_value<T: FloatElem>(row: &[T]) -> f64 {
+    let Some(&first) = row.first() else {
+        return f64::NEG_INFINITY;
+    };
+    let mut best = [first.acc(); LANES];
+    let mut nan = [false; LANES];
+    let mut chunks = row.chunks_exact(LANES);
+    let step = |b: &mut T::A, n: &mut bool, v: T::A| {
+        *n |= is_nan(v);
+        *b = if v > *b { v } else { *b };
+    };
+    for c in &mut chunks {
+        for ((b, n), &x) in best.iter_mut().zip(nan.iter_mut()).zip(c) {
+            step(b, n, x.acc());
+        }
+    }
+    for ((b, n), &x) in best.iter_mut().zip(nan.iter_mut()).zip(chunks.remainder()) {
+        step(b, n, x.acc());
+    }
+    if nan.iter().any(|&n| n) {
+        return f64::NAN;
+    }
+    best.iter().fold(first.acc(), |m, &v| if v > m { v } else { m }).exact()
+}
+
+/// NaN is the one value not equal to itself.
+#[allow(clippy::eq_op)]
+#[inline(always)]
+fn is_nan<T: PartialEq>(x: T) -> bool {
+    x != x
+}
+
+/// logsumexp = round_res(m + log s), s = tree(round_acc(exp(x_i − m))).
+/// As PyTorch does, an infinite maximum shifts by 0 instead, so an all
+/// −inf row gives −inf (spec §5.4) and a row holding +inf gives +inf; an
+/// empty row gives log 0 = −inf.
+fn logsumexp(a: &Args) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        let v = p.rows.map::<T, _>(|row| {
+            let m = max_value(row);
+            let shift = if m.is_infinite() { 0.0 } else { m };
+            let mut e = Vec::new();
+            exps(row, shift, &mut e);
+            let s = fold_row(&e, <T as FloatElem>::A::ZERO, |v| v, Acc::add);
+            shift + math::log(s.exact())
+        });
+        stored::<<T as FloatElem>::O>(v)
+    });
+    tensor_out(data, p.shape)
+}
+
+/// e_i = round_acc(exp(x_i − shift)) for every element of a row, into `e`.
+fn exps<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, which is all the function asks for.
+        return unsafe { exps_avx2::<T>(row, shift, e) };
+    }
+    exps_body::<T>(row, shift, e)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn exps_avx2<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
+    exps_body::<T>(row, shift, e)
+}
+
+#[inline(always)]
+fn exps_body<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
+    e.clear();
+    e.reserve(row.len());
+    let mut chunks = row.chunks_exact(EXP_LANES);
+    for c in &mut chunks {
+        let mut d = [0.0; EXP_LANES];
+        for (d, &x) in d.iter_mut().zip(c) {
+            *d = x.acc().exact() - shift;
+        }
+        e.extend(exp_lanes(d).iter().map(|&v| T::A::rounded(v)));
+    }
+    for &x in chunks.remainder() {
+        e.push(T::A::rounded(math::exp(x.acc().exact() - shift)));
+    }
+}
+
+// libm's `exp` (FreeBSD's e_exp.c, which `math::exp` calls), restated for
+// several arguments at once. Its constants, and below its operations in
+// the same order, so that each lane computes exactly the bits of
+// `math::exp`: IEEE arithmetic is deterministic, and Rust never fuses a
+// multiply and an add on its own. Lanes whose argument needs one of the
+// scalar routine's special cases make the whole group take `math::exp`.
+const EXP_LANES: usize = 8;
+const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
+const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const INVLN2: f64 = 1.442_695_040_888_963_387_00e0;
+const P1: f64 = 1.666_666_666_666_660_190_37e-1;
+const P2: f64 = -2.777_777_777_701_559_338_42e-3;
+const P3: f64 = 6.613_756_321_437_934_361_17e-5;
+const P4: f64 = -1.653_390_220_546_525_153_90e-6;
+const P5: f64 = 4.138_136_797_057_238_460_39e-8;
+const EXP_BIAS_MAGIC: f64 = 4_503_599_627_371_519.0; // 2^52 + 1023
+
+/// `math::exp` of each lane, bit for bit; written without branches inside
+/// the lane loop so that it vectorises.
+#[inline(always)]
+fn exp_lanes(x: [f64; EXP_LANES]) -> [f64; EXP_LANES] {
+    // |x| ≥ 708.39… (overflow, underflow, inf, NaN) is the scalar routine's
+    // special case; everything below it is the main path or 1 + x.
+    if x.iter().any(|v| (v.to_bits() >> 32) as u32 & 0x7fff_ffff >= 0x4086_232b) {
+        return x.map(math::exp);
+    }
+    let mut out = [0.0; EXP_LANES];
+    for (o, &v) in out.iter_mut().zip(&x) {
+        let hx = (v.to_bits() >> 32) as u32 & 0x7fff_ffff;
+        let negative = v.to_bits() >> 63 == 1;
+        // Argument reduction, x = k·ln2 + r, choosing k as the scalar code
+        // does in each of its three ranges. k is kept as an f64: the
+        // scalar code's `(INVLN2 * x + ±0.5) as i32` truncates a value of
+        // magnitude below 1023, which `trunc` does exactly, without the
+        // saturating conversion that would not vectorise.
+        let far = (INVLN2 * v + if negative { -0.5 } else { 0.5 }).trunc();
+        let near = if negative { -1.0 } else { 1.0 };
+        let kf = if hx >= 0x3ff0_a2b2 {
+            far
+        } else if hx > 0x3fd6_2e42 {
+            near
+        } else {
+            0.0
+        };
+        // With k = 0 these are hi = x, lo = 0, r = x exactly, as there.
+        let hi = v - kf * LN2HI;
+        let lo = kf * LN2LO;
+        let r = hi - lo;
+        let xx = r * r;
+        let c = r - xx * (P1 + xx * (P2 + xx * (P3 + xx * (P4 + xx * P5))));
+        let y = 1.0 + (r * c / (2.0 - c) - lo + hi);
+        // scalbn(y, k) for |k| ≤ 1022 is one multiplication by 2^k (and
+        // k = 0 multiplies by 1). Adding 2^52 + 1023 puts the integer
+        // k + 1023 (at most 2045) in the low mantissa bits, and the shift
+        // moves it into the exponent field of 2^k.
+        let biased = (kf + EXP_BIAS_MAGIC).to_bits() << 52;
+        let scaled = y * f64::from_bits(biased);
+        *o = if hx > 0x3e30_0000 { scaled } else { 1.0 + v };
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// max, min, argmax, argmin, median, all, any
+
+/// The position of the first element that `better` prefers to every
+/// earlier one — the first maximum for `>` — or of the first NaN, which
+/// wins outright (PyTorch, spec §5 extension 5). The result of `max` is
+/// the element `argmax` names, so a tie between −0 and +0 keeps the first.
+fn select<T: Element + PartialOrd>(row: &[T], better: impl Fn(T, T) -> bool) -> usize {
+    let mut best = 0;
+    for (i, &x) in row.iter().enumerate() {
+        if is_nan(x) {
+            return i;
+        }
+        if better(x, row[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
+fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    non_empty(a, &p, &x)?;
+    if index && p.rows.n > i32::MAX as usize {
+        return err(format!("`{}`: {} elements cannot be indexed by i32", a.op, p.rows.n));
+    }
+    let data = each_dtype!(x.dtype(), T => {
+        let pick = |row: &[T]| {
+            if want_max {
+                select(row, |u, v| u > v)
+            } else {
+                select(row, |u, v| u < v)
+            }
+        };
+        if index {
+            Storage::I32(p.rows.map::<T, _>(|row| pick(row) as i32))
+        } else {
+            let picked: Option<Vec<T>> = p.rows.map::<T, _>(|row| row.get(pick(row)).copied()).into_iter().collect();
+            T::into_storage(picked.ok_or_else(|| TensorError(format!("`{}` of an empty row", a.op)))?)
+        }
+    });
+    tensor_out(data, p.shape)
+}
+
+fn max(a: &Args) -> Result<Out, TensorError> {
+    extreme(a, true, false)
+}
+fn min(a: &Args) -> Result<Out, TensorError> {
+    extreme(a, false, false)
+}
+fn argmax(a: &Args) -> Result<Out, TensorError> {
+    extreme(a, true, true)
+}
+fn argmin(a: &Args) -> Result<Out, TensorError> {
+    extreme(a, false, true)
+}
+
+/// The lower middle element (PyTorch: no averaging) of a row, as the value
+/// a stable ascending sort would put at index (n − 1) / 2 — −0 and +0 tie,
+/// the earlier first — or the first NaN if there is one; NaN for an empty
+/// row (NumPy and PyTorch give NaN for the median of nothing).
+fn median_of<T: Element + PartialOrd>(row: &[T]) -> f64 {
+    if row.is_empty() {
+        return f64::NAN;
+    }
+    if row.iter().any(|&x| is_nan(x)) {
+        return f64::NAN;
+    }
+    let mut v: Vec<(f64, usize)> = row.iter().map(|x| x.to_f64()).zip(0..).collect();
+    let k = (row.len() - 1) / 2;
+    let (_, mid, _) = v.select_nth_unstable_by(k, |a, b| {
+        a.0.partial_cmp(&b.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.1.cmp(&b.1))
+    });
+    mid.0
+}
+
+fn median(a: &Args) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        // The f64 holds the element exactly; storing it rounds once into
+        // float_result(dtype), which changes only an integer above 2^24.
+        stored::<<T as FloatElem>::O>(p.rows.map::<T, _>(median_of))
+    });
+    tensor_out(data, p.shape)
+}
+
+/// `all` and `any`: an element is true when it is not zero (NaN is true,
+/// −0 is false), as the cast to bool says. Empty: all true, any false.
+fn truth(a: &Args, every: bool) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    let data = each_dtype!(x.dtype(), T => {
+        Storage::Bool(p.rows.map::<T, _>(|row| {
+            if every {
+                row.iter().all(|v| v.to_f64() != 0.0)
+            } else {
+                row.iter().any(|v| v.to_f64() != 0.0)
+            }
+        }))
+    });
+    tensor_out(data, p.shape)
+}
+
+fn all(a: &Args) -> Result<Out, TensorError> {
+    truth(a, true)
+}
+fn any(a: &Args) -> Result<Out, TensorError> {
+    truth(a, false)
+}
+
+// ---------------------------------------------------------------------------
+// Scans and normalisers: one axis, result of the input's shape
+
+/// Rows along `axis` (moved last) and the permutation that moved it.
+fn along(x: &Tensor, axis: usize) -> Result<(Rows, Vec<usize>), TensorError> {
+    let mut mask = vec![false; x.ndim()];
+    if let Some(m) = mask.get_mut(axis) {
+        *m = true;
+    }
+    // A rank-0 tensor is one row of one element and moves nothing.
+    let perm: Vec<usize> = if x.ndim() == 0 {
+        Vec::new()
+    } else {
+        (0..x.ndim()).filter(|&i| i != axis).chain([axis]).collect()
+    };
+    Ok((rows(x, &mask)?, perm))
+}
+
+/// The axis of a scan or normaliser: one Int (default for normalisers -1).
+fn one_axis(a: &Args, x: &Tensor, default: Option<i64>) -> Result<usize, TensorError> {
+    let ax = match (a.int("axis")?, default) {
+        (Some(ax), _) | (None, Some(ax)) => ax,
+        (None, None) => return err(format!("`{}` needs its `axis` argument", a.op)),
+    };
+    axis_index(a, ax, x.ndim())
+}
+
+/// An axis as an index below `ndim` (`tensor::normalize_axis`), except
+/// that a rank-0 tensor takes 0 and -1 alike, as PyTorch does.
+fn axis_index(a: &Args, ax: i64, ndim: usize) -> Result<usize, TensorError> {
+    if ndim == 0 && (ax == 0 || ax == -1) {
+        return Ok(0);
+    }
+    normalize_axis(ax, ndim).map_err(|e| TensorError(format!("`{}`: {}", a.op, e.0)))
+}
+
+/// Builds the result from rows written in the moved layout: the output
+/// rows have `x`'s shape with `axis` last, so they are moved back.
+fn unmove<O: Element>(out: Vec<O>, x: &Tensor, perm: &[usize]) -> Result<Out, TensorError> {
+    let moved_shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
+    let t = Tensor::from_vec(out, moved_shape)?;
+    if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        return Ok(Out::Tensor(t));
+    }
+    let mut inverse = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    Ok(Out::Tensor(t.permuted(&inverse)?.contiguous()))
+}
+
+/// `n` default elements in a buffer that asks for huge pages when large:
+/// faulting in a big result 4 KiB at a time costs more than the kernel
+/// that fills it.
+fn filled<O: Element + Default>(n: usize) -> Vec<O> {
+    let mut v = vec_with_capacity(n);
+    v.resize(n, O::default());
+    v
+}
+
+/// Runs `f(row, out_row)` over every row, in parallel over rows.
+fn map_rows_into<T: Element, O: Element + Default>(
+    r: &Rows,
+    f: impl Fn(&[T], &mut [O]) + Sync + Send,
+) -> Vec<O> {
+    let mut out = filled::<O>(r.m * r.n);
+    if r.n == 0 {
+        return out;
+    }
+    out.par_chunks_mut(r.n)
+        .zip(r.data::<T>().par_chunks(r.n))
+        .with_min_len((BLOCK / r.n).max(1))
+        .for_each(|(o, x)| f(x, o));
+    out
+}
+
+/// A scan: a running accumulator in the accumulation dtype, starting from
+/// the first element, each output rounded from it to the result dtype.
+fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let axis = one_axis(a, x, None)?;
+    let (r, perm) = along(x, axis)?;
+    each_dtype!(x.dtype(), T => {
+        let out = map_rows_into::<T, <T as SumElem>::O>(&r, |row, o| {
+            let mut acc = None;
+            for (y, &v) in o.iter_mut().zip(row) {
+                let next = match acc {
+                    None => SumElem::acc(v),
+                    Some(s) if product => Acc::mul(s, SumElem::acc(v)),
+                    Some(s) => Acc::add(s, SumElem::acc(v)),
+                };
+                acc = Some(next);
+                *y = Store::store(next.exact());
+            }
+        });
+        unmove(out, x, &perm)
+    })
+}
+
+fn cumsum(a: &Args) -> Result<Out, TensorError> {
+    scan(a, false)
+}
+fn cumprod(a: &Args) -> Result<Out, TensorError> {
+    scan(a, true)
+}
+
+/// softmax and log_softmax of one row: m = max, e_i = round_acc(exp(x_i −
+/// m)), s = tree(e); softmax_i = round_res(e_i / s), log_softmax_i =
+/// round_res(x_i − m − log s), all in f64. A NaN maximum, or an infinite
+/// one (an all −inf row), makes every x_i − m of the row NaN or −inf and
+/// so gives NaN, as PyTorch does.
+fn normalise_row<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, log: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, which is all that the function's
+        // `target_feature` asks for.
+        return unsafe { normalise_row_avx2::<T>(row, out, e, log) };
+    }
+    normalise_row_body::<T>(row, out, e, log)
+}
+
+/// The same code compiled for AVX2: four f64 lanes instead of SSE2's two
+/// (and a rounding instruction for `exp_lanes`' truncation). IEEE
+/// arithmetic gives the same bits at any vector width; only speed differs.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn normalise_row_avx2<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, log: bool) {
+    normalise_row_body::<T>(row, out, e, log)
+}
+
+#[inline(always)]
+fn normalise_row_body<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, log: bool) {
+    let m = max_value(row);
+    exps_body(row, m, e);
+    let s = fold_row(e, T::A::ZERO, |v| v, Acc::add).exact();
+    if log {
+        let ls = math::log(s);
+        for (o, &x) in out.iter_mut().zip(row) {
+            *o = Store::store(x.acc().exact() - m - ls);
+        }
+    } else {
+        for (o, &v) in out.iter_mut().zip(e.iter()) {
+            *o = Store::store(v.exact() / s);
+        }
+    }
+}
+
+fn normalise(a: &Args, log: bool) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let axis = one_axis(a, x, Some(-1))?;
+    let (r, perm) = along(x, axis)?;
+    each_dtype!(x.dtype(), T => {
+        let mut out = filled::<<T as FloatElem>::O>(r.m * r.n);
+        if r.n > 0 {
+            out.par_chunks_mut(r.n)
+                .zip(r.data::<T>().par_chunks(r.n))
+                .with_min_len((BLOCK / r.n).max(1))
+                .for_each_init(Vec::new, |e, (o, x)| normalise_row::<T>(x, o, e, log));
+        }
+        unmove(out, x, &perm)
+    })
+}
+
+fn softmax(a: &Args) -> Result<Out, TensorError> {
+    normalise(a, false)
+}
+fn log_softmax(a: &Args) -> Result<Out, TensorError> {
+    normalise(a, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lane version of exp must be `math::exp` bit for bit, on every
+    /// path: each of the three reduction ranges and their boundaries, tiny
+    /// arguments, and the special cases it hands back to the scalar code.
+    #[test]
+    fn exp_lanes_is_libm_exp() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut inputs: Vec<f64> = vec![
+            0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 708.39, -708.39, 709.0, -709.0, 745.2, -745.2,
+            f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE, -1e-300, 3.7e-9,
+            -1.5e-8, 0.346_573_590_279_972_6, 1.039_720_770_839_917_9,
+        ];
+        // Around each range boundary of the high word, in both signs.
+        for hw in [0x3e30_0000u64, 0x3fd6_2e42, 0x3ff0_a2b2, 0x4086_232b] {
+            for lo in [0u64, 1, 0xffff_ffff, 0x8000_0000] {
+                for d in [-1i64, 0, 1] {
+                    let b = ((hw as i64 + d) as u64) << 32 | lo;
+                    inputs.push(f64::from_bits(b));
+                    inputs.push(-f64::from_bits(b));
+                }
+            }
+        }
+        for _ in 0..400_000 {
+            // Uniform over [-750, 750] and over the exponent range.
+            let u = (next() >> 11) as f64 / (1u64 << 53) as f64;
+            inputs.push((u - 0.5) * 1500.0);
+            let e = (next() % 80) as i32 - 70;
+            let sgn = if next() & 1 == 0 { 1.0 } else { -1.0 };
+            inputs.push(sgn * u * 2f64.powi(e));
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn exp_lanes_avx2(x: [f64; EXP_LANES]) -> [f64; EXP_LANES] {
+            exp_lanes(x)
+        }
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = std::arch::is_x86_feature_detected!("avx2");
+        for chunk in inputs.chunks(EXP_LANES) {
+            let mut lanes = [0.25; EXP_LANES];
+            lanes[..chunk.len()].copy_from_slice(chunk);
+            let mut versions = vec![("generic", exp_lanes(lanes))];
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: AVX2 was detected above.
+                versions.push(("avx2", unsafe { exp_lanes_avx2(lanes) }));
+            }
+            for (name, got) in versions {
+                for (&x, g) in lanes.iter().zip(got) {
+                    let want = math::exp(x);
+                    assert!(
+                        g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+                        "exp({x:e}): {name} lanes {g:e}, libm {want:e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tree_pairs_neighbours_and_passes_the_odd_lane() {
+        // With strings as the "numbers", the tree's shape is visible.
+        let mut v: [String; LANES] = std::array::from_fn(|i| i.to_string());
+        let got = tree(&mut v, 5, |a: String, b: String| format!("({a}+{b})"));
+        assert_eq!(got, "(((0+1)+(2+3))+4)");
+    }
+}
