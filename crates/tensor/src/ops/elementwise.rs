@@ -14,8 +14,11 @@
 //! operation in the narrow dtype itself (seed 000, "How the reference
 //! implementation gets it exactly right"); where an f32 hardware operation
 //! is itself correctly rounded (`+ - * /`, `sqrt`) it is used directly,
-//! because it gives those same bits. Transcendentals are `math`'s f64
-//! functions rounded once. Integer arithmetic wraps.
+//! because it gives those same bits, and bf16's go through f32 for the same
+//! reason (f32's 24 bits are 2p+2 for bf16's p = 8). Transcendentals are
+//! `math`'s f64 functions rounded once; exp, sigmoid and tanh of f32 and
+//! bf16 have vectorised kernels proved to give those same bits (`fast`).
+//! Integer arithmetic wraps.
 //!
 //! Every element of an elementwise result depends on its own inputs only,
 //! so the kernels split large outputs into chunks across rayon's threads;
@@ -27,6 +30,7 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::{opt, req, Arg, Args, BinaryOp, OpSpec, Operand, Out};
+use crate::cast::{bf16_to_f32, f32_to_bf16};
 use crate::convert::{self, Scalar};
 use crate::dtype::DType;
 use crate::math;
@@ -373,13 +377,38 @@ impl Flt for f32 {
 }
 
 impl Flt for bf16 {
+    /// Exact: a bf16 is the top half of an f32 (NaN stays NaN, quiet).
     #[inline(always)]
     fn wide(self) -> f64 {
-        self.to_f64()
+        f64::from(bf16_to_f32(self))
     }
     #[inline(always)]
     fn round(x: f64) -> bf16 {
         bf16::from_bits(convert::f64_to_bf16_bits(x))
+    }
+    // f32 also carries 2p+2 bits of bf16's p = 8, over the same exponent
+    // range, so the correctly rounded f32 operation rounded again to bf16
+    // is the f64 result rounded once (checked on every pair of bf16 values
+    // by `bf16_through_f32_is_exact`); unlike the f64 path it vectorises.
+    #[inline(always)]
+    fn add(a: bf16, b: bf16) -> bf16 {
+        f32_to_bf16(bf16_to_f32(a) + bf16_to_f32(b))
+    }
+    #[inline(always)]
+    fn sub(a: bf16, b: bf16) -> bf16 {
+        f32_to_bf16(bf16_to_f32(a) - bf16_to_f32(b))
+    }
+    #[inline(always)]
+    fn mul(a: bf16, b: bf16) -> bf16 {
+        f32_to_bf16(bf16_to_f32(a) * bf16_to_f32(b))
+    }
+    #[inline(always)]
+    fn div(a: bf16, b: bf16) -> bf16 {
+        f32_to_bf16(bf16_to_f32(a) / bf16_to_f32(b))
+    }
+    #[inline(always)]
+    fn sqrt(a: bf16) -> bf16 {
+        f32_to_bf16(bf16_to_f32(a).sqrt())
     }
     fn neg(a: bf16) -> bf16 {
         bf16::from_bits(a.to_bits() ^ 0x8000)
@@ -1083,16 +1112,25 @@ fn unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 }
 
 fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Tensor, TensorError> {
-    match u {
-        Unary::Sqrt => map1(x, T::sqrt),
-        Unary::Exp if T::DTYPE == DType::F32 => {
-            let x = x.contiguous();
-            let xs = typed::<f32>(&x)?;
-            let out = build(xs.len(), |s, c| fast_exp::exp_f32(&xs[s..s + c.len()], c));
-            Tensor::from_vec(out, x.shape().to_vec())
-        }
+    match (u, T::DTYPE) {
+        (Unary::Sqrt, _) => map1(x, T::sqrt),
+        (Unary::Exp, DType::F32) => fast_map::<fast::Exp, f32>(x),
+        (Unary::Exp, DType::Bf16) => fast_map::<fast::Exp, bf16>(x),
+        (Unary::Sigmoid, DType::F32) => fast_map::<fast::Sigmoid, f32>(x),
+        (Unary::Sigmoid, DType::Bf16) => fast_map::<fast::Sigmoid, bf16>(x),
+        (Unary::Tanh, DType::F32) => fast_map::<fast::Tanh, f32>(x),
+        (Unary::Tanh, DType::Bf16) => fast_map::<fast::Tanh, bf16>(x),
         _ => map1(x, move |a: T| T::round(f(a.wide()))),
     }
+}
+
+/// A function with a fast kernel (see `fast`) applied to an f32 or bf16
+/// tensor, giving the same dtype.
+fn fast_map<F: fast::Approx, T: fast::Lane + fast::Store>(x: &Tensor) -> Result<Tensor, TensorError> {
+    let x = x.contiguous();
+    let xs = typed::<T>(&x)?;
+    let out = build(xs.len(), |s, c| fast::apply::<F, T, T>(&xs[s..s + c.len()], c));
+    Tensor::from_vec(out, x.shape().to_vec())
 }
 
 fn float_unary<T: Flt>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
@@ -1151,35 +1189,39 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 }
 
 // ---------------------------------------------------------------------------
-// A vectorised exp for f32 that gives exactly the bits of the reference
-// `round_f32(math::exp(x))`.
+// Vectorised exp, sigmoid and tanh for f32 and bf16 that give exactly the
+// bits of the reference `round(math::f(x))`.
 
-mod fast_exp {
-    //! `exp` of f32 elements, bit-identical to rounding `math::exp` (libm's
-    //! f64 exp, ≤ 1 ulp) once to f32, at SIMD speed.
+mod fast {
+    //! `exp`, `sigmoid` and `tanh` of f32 and bf16 elements, bit-identical
+    //! to rounding `math`'s f64 function once to the result dtype, at SIMD
+    //! speed.
     //!
-    //! Why it is exact: a cheap f64 approximation `y` of e^x, with relative
-    //! error below 2^-46 (at most 2^7 f64 ulps), and libm's `z`, within one
-    //! ulp of e^x, differ by less than [`MARGIN`] = 2^10 f64 ulps. Two f64
-    //! values round to different f32 values only if an f32 rounding
-    //! boundary — a midpoint between adjacent f32 values, whose low 29 f64
-    //! mantissa bits are exactly 2^28 — lies between them. So when `y`'s
-    //! low 29 bits are more than MARGIN away from 2^28, `y` and `z` round
-    //! to the same f32 and `y as f32` is the reference result. Otherwise
-    //! (about 4 in 10^6 inputs), and outside the range where e^x is a
-    //! normal f32 (and for NaN), the element is recomputed by the
-    //! reference formula. The approximation's own bits may differ between
-    //! the FMA and plain builds below; the results cannot.
+    //! Why it is exact: a cheap f64 approximation `y` of f(x), whose error
+    //! is measured (by the tests below) to stay far below a margin of M f64
+    //! ulps, and the reference `z = math::f(x)`, within a few ulps of f(x),
+    //! differ by less than M ulps. Two f64 values round to different values
+    //! of the result format only if a rounding boundary of that format — a
+    //! midpoint between two adjacent values, whose f64 bits below the
+    //! format's last mantissa bit are exactly 100…0 — lies between them.
+    //! So when `y`'s low bits are more than M away from that midpoint
+    //! pattern, `y` and `z` round to the same value and rounding `y` gives
+    //! the reference result. Otherwise (a few inputs in a million), and
+    //! wherever the result would not be a normal number of the format (and
+    //! for NaN and infinities), the element is recomputed by the reference
+    //! formula. A bf16 result is rounded through f32, which moves `y` by at
+    //! most 2^28 f64 ulps, so its margin is widened by 2^29. The
+    //! approximation's own bits may differ between the FMA and plain builds
+    //! below; the results cannot.
 
     use std::mem::MaybeUninit;
 
+    use half::bf16;
+
     use super::Flt;
+    use crate::cast::{bf16_to_f32, f32_to_bf16};
     use crate::math;
 
-    /// Inputs whose exp is a normal f32 with room to spare: e^-87 ≈ 1.6e-38
-    /// is above f32's smallest normal, e^88 ≈ 1.7e38 below its largest.
-    const LO: f64 = -87.0;
-    const HI: f64 = 88.0;
     const INV_LN2: f64 = std::f64::consts::LOG2_E;
     /// ln 2 split as in fdlibm: the high part has 21 trailing zero bits, so
     /// k · LN2_HI is exact for every k used here.
@@ -1187,13 +1229,9 @@ mod fast_exp {
     const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
     /// 1.5 · 2^52: adding it rounds to an integer held in the low bits.
     const SHIFTER: f64 = 6_755_399_441_055_744.0;
-    /// The f64 bits below f32's last mantissa bit, and the midpoint there.
-    const LOW_MASK: u64 = (1 << 29) - 1;
-    const MID: u64 = 1 << 28;
-    pub(super) const MARGIN: u64 = 1 << 10;
-    /// Taylor coefficients 1/n!, n = 11 down to 0: on |r| ≤ ln2/2 (plus
-    /// rounding slop) the truncation error is below 2^-47.
-    const C: [f64; 12] = [
+    /// Taylor coefficients 1/n!, n = 12 down to 0.
+    const C: [f64; 13] = [
+        1.0 / 479_001_600.0,
         1.0 / 39_916_800.0,
         1.0 / 3_628_800.0,
         1.0 / 362_880.0,
@@ -1217,14 +1255,16 @@ mod fast_exp {
         }
     }
 
-    /// e^x for LO ≤ x ≤ HI, relative error below 2^-46.
+    /// e^x for -87.5 ≤ x ≤ 88.5: x = k ln2 + r with |r| ≤ ln2/2 (plus
+    /// rounding slop), e^r by its Taylor series to degree 11 (truncation
+    /// below 2^-47), times 2^k built from k's bits.
     #[inline(always)]
-    pub(super) fn approx<const FMA: bool>(x: f64) -> f64 {
+    fn exp_approx<const FMA: bool>(x: f64) -> f64 {
         let kd = madd::<FMA>(x, INV_LN2, SHIFTER);
         let k = kd - SHIFTER;
         let r = madd::<FMA>(-k, LN2_LO, madd::<FMA>(-k, LN2_HI, x));
-        let mut p = C[0];
-        for &c in &C[1..] {
+        let mut p = C[1];
+        for &c in &C[2..] {
             p = madd::<FMA>(p, r, c);
         }
         // kd's bits are 0x4338_0000_0000_0000 + k; the shift drops all
@@ -1233,38 +1273,172 @@ mod fast_exp {
         p * scale
     }
 
-    /// Whether `y` (an approximation of e^x) may round differently from
-    /// the reference, or x lies outside the fast range (NaN included).
+    /// e^r - 1 for 0 ≤ r ≤ 88: its own series below 0.35, where e^r - 1
+    /// would cancel, and e^r - 1 above (cancellation at most 3.4×).
     #[inline(always)]
-    pub(super) fn needs_reference(x: f64, y: f64) -> bool {
-        let low = y.to_bits() & LOW_MASK;
-        let near_midpoint = low.wrapping_sub(MID - MARGIN) <= 2 * MARGIN;
-        near_midpoint | !(x >= LO && x <= HI)
+    fn expm1_approx<const FMA: bool>(r: f64) -> f64 {
+        let mut q = C[0];
+        for &c in &C[1..12] {
+            q = madd::<FMA>(q, r, c);
+        }
+        let series = q * r;
+        let big = exp_approx::<FMA>(r) - 1.0;
+        if r < 0.35 {
+            series
+        } else {
+            big
+        }
     }
 
-    /// The reference: libm's f64 exp rounded once.
-    pub(super) fn reference(x: f32) -> f32 {
-        <f32 as Flt>::round(math::exp(f64::from(x)))
+    /// One function with a fast approximation.
+    pub(super) trait Approx {
+        /// How far, in f64 ulps, the approximation may be trusted to round
+        /// like the reference.
+        const MARGIN: u64;
+        /// Whether x is in the range where the approximation holds and the
+        /// result is a normal f32/bf16 (false for NaN).
+        fn in_range(x: f64) -> bool;
+        fn approx<const FMA: bool>(x: f64) -> f64;
+        fn reference(x: f64) -> f64;
+    }
+
+    pub(super) struct Exp;
+    pub(super) struct Sigmoid;
+    pub(super) struct Tanh;
+
+    impl Approx for Exp {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            // e^-87 ≈ 1.6e-38 is above f32's smallest normal, e^88 ≈ 1.7e38
+            // below its largest.
+            (-87.0..=88.0).contains(&x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            exp_approx::<FMA>(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::exp(x)
+        }
+    }
+
+    impl Approx for Sigmoid {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            (-87.0..=87.0).contains(&x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // The same split as math::sigmoid: e^-|x| never overflows.
+            let e = exp_approx::<FMA>(-x.abs());
+            let num = if x < 0.0 { e } else { 1.0 };
+            num / (1.0 + e)
+        }
+        fn reference(x: f64) -> f64 {
+            math::sigmoid(x)
+        }
+    }
+
+    impl Approx for Tanh {
+        const MARGIN: u64 = 1 << 12;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            // Below 1e-30, tanh x is x to far beyond f64 precision (and
+            // may be subnormal); above 40 it is ±1 in every format.
+            (1e-30..=40.0).contains(&x.abs())
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // tanh |x| = t / (t + 2) with t = e^(2|x|) - 1.
+            let t = expm1_approx::<FMA>(2.0 * x.abs());
+            (t / (t + 2.0)).copysign(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::tanh(x)
+        }
+    }
+
+    /// An input element type.
+    pub(super) trait Lane: Copy + Send + Sync {
+        fn load(self) -> f64;
+    }
+
+    impl Lane for f32 {
+        #[inline(always)]
+        fn load(self) -> f64 {
+            f64::from(self)
+        }
+    }
+
+    impl Lane for bf16 {
+        #[inline(always)]
+        fn load(self) -> f64 {
+            f64::from(bf16_to_f32(self))
+        }
+    }
+
+    /// A result element type: how many f64 mantissa bits lie below its
+    /// last bit, the extra margin its rounding path needs, and the store.
+    pub(super) trait Store: Flt {
+        const LOW_BITS: u32;
+        const EXTRA: u64;
+        fn store(y: f64) -> Self;
+    }
+
+    impl Store for f32 {
+        const LOW_BITS: u32 = 29;
+        const EXTRA: u64 = 0;
+        #[inline(always)]
+        fn store(y: f64) -> f32 {
+            y as f32
+        }
+    }
+
+    impl Store for bf16 {
+        const LOW_BITS: u32 = 45;
+        const EXTRA: u64 = 1 << 29;
+        #[inline(always)]
+        fn store(y: f64) -> bf16 {
+            f32_to_bf16(y as f32)
+        }
+    }
+
+    /// Whether the approximation `y` of f(x) may round differently from
+    /// the reference, or x lies outside the fast range.
+    #[inline(always)]
+    pub(super) fn needs_reference<F: Approx, O: Store>(x: f64, y: f64) -> bool {
+        let low = y.to_bits() & ((1u64 << O::LOW_BITS) - 1);
+        let mid = 1u64 << (O::LOW_BITS - 1);
+        let m = F::MARGIN + O::EXTRA;
+        let near_midpoint = low.wrapping_sub(mid - m) <= 2 * m;
+        near_midpoint | !F::in_range(x)
+    }
+
+    /// The reference result: the f64 function rounded once.
+    pub(super) fn reference<F: Approx, I: Lane, O: Store>(x: I) -> O {
+        O::round(F::reference(x.load()))
     }
 
     const BLOCK: usize = 256;
 
     #[inline(always)]
-    fn kernel<const FMA: bool>(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    fn kernel<F: Approx, I: Lane, O: Store, const FMA: bool>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         for (xb, ob) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
             let mut redo = false;
             for (o, &x) in ob.iter_mut().zip(xb) {
-                let xd = f64::from(x);
-                let y = approx::<FMA>(xd);
-                redo |= needs_reference(xd, y);
-                o.write(y as f32);
+                let xd = x.load();
+                let y = F::approx::<FMA>(xd);
+                redo |= needs_reference::<F, O>(xd, y);
+                o.write(O::store(y));
             }
             if redo {
                 // The same arithmetic again finds the same elements.
                 for (o, &x) in ob.iter_mut().zip(xb) {
-                    let xd = f64::from(x);
-                    if needs_reference(xd, approx::<FMA>(xd)) {
-                        o.write(reference(x));
+                    let xd = x.load();
+                    if needs_reference::<F, O>(xd, F::approx::<FMA>(xd)) {
+                        o.write(reference::<F, I, O>(x));
                     }
                 }
             }
@@ -1273,18 +1447,18 @@ mod fast_exp {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq,avx512vl,fma")]
-    fn kernel_avx512(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
-        kernel::<true>(xs, out)
+    fn kernel_avx512<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+        kernel::<F, I, O, true>(xs, out)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn kernel_avx2(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
-        kernel::<true>(xs, out)
+    fn kernel_avx2<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+        kernel::<F, I, O, true>(xs, out)
     }
 
-    /// Writes exp of each of `xs` into `out` (of the same length).
-    pub(super) fn exp_f32(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    /// Writes f of each of `xs` into `out` (of the same length).
+    pub(super) fn apply<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f")
@@ -1293,20 +1467,25 @@ mod fast_exp {
                 && std::arch::is_x86_feature_detected!("fma")
             {
                 // SAFETY: the CPU has every feature the function enables.
-                return unsafe { kernel_avx512(xs, out) };
+                return unsafe { kernel_avx512::<F, I, O>(xs, out) };
             }
             if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
                 // SAFETY: as above.
-                return unsafe { kernel_avx2(xs, out) };
+                return unsafe { kernel_avx2::<F, I, O>(xs, out) };
             }
         }
-        kernel::<false>(xs, out)
+        kernel::<F, I, O, false>(xs, out)
     }
 
     /// The portable kernel, for tests that compare it with the others.
     #[cfg(test)]
-    pub(super) fn exp_f32_portable(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
-        kernel::<false>(xs, out)
+    pub(super) fn apply_portable<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+        kernel::<F, I, O, false>(xs, out)
+    }
+
+    #[cfg(test)]
+    pub(super) fn approx_both<F: Approx>(x: f64) -> [f64; 2] {
+        [F::approx::<false>(x), F::approx::<true>(x)]
     }
 }
 
@@ -1322,10 +1501,34 @@ mod tests {
         t.to_f64_vec()
     }
 
-    #[test]
-    fn fast_exp_matches_the_reference_bit_for_bit() {
-        // Every 97th f32 pattern in the fast range and around it, plus
-        // the NaN, infinities and range edges.
+    /// Runs the fast kernel (dispatched and portable) of F on `xs` and
+    /// checks every element against the reference, bit for bit.
+    fn check_fast<F: fast::Approx, I: fast::Lane + std::fmt::Debug, O: fast::Store>(xs: &[I]) {
+        let mut got = vec![MaybeUninit::<O>::uninit(); xs.len()];
+        let mut portable = vec![MaybeUninit::<O>::uninit(); xs.len()];
+        fast::apply::<F, I, O>(xs, &mut got);
+        fast::apply_portable::<F, I, O>(xs, &mut portable);
+        for (i, &x) in xs.iter().enumerate() {
+            // SAFETY: `apply` wrote every element.
+            let (a, b) = unsafe { (got[i].assume_init(), portable[i].assume_init()) };
+            let want = fast::reference::<F, I, O>(x);
+            let same = |v: O| {
+                v.to_scalar().to_bits() == want.to_scalar().to_bits()
+                    || (v.wide().is_nan() && want.wide().is_nan())
+            };
+            assert!(
+                same(a) && same(b),
+                "{x:?}: {:e} / {:e}, want {:e}",
+                a.wide(),
+                b.wide(),
+                want.wide()
+            );
+        }
+    }
+
+    fn f32_sweep() -> Vec<f32> {
+        // Every 97th f32 pattern of magnitude below 120 (where the fast
+        // ranges lie), plus NaN, the infinities and the range edges.
         let mut xs: Vec<f32> = (0..=u32::MAX)
             .step_by(97)
             .map(f32::from_bits)
@@ -1336,43 +1539,130 @@ mod tests {
             f32::INFINITY,
             f32::NEG_INFINITY,
             -87.0,
+            87.0,
             88.0,
             88.7,
             -103.9,
+            40.0,
+            1e-30,
             0.0,
             -0.0,
         ]);
-        let mut fast = vec![MaybeUninit::new(0.0f32); xs.len()];
-        let mut portable = vec![MaybeUninit::new(0.0f32); xs.len()];
-        fast_exp::exp_f32(&xs, &mut fast);
-        fast_exp::exp_f32_portable(&xs, &mut portable);
-        for (i, &x) in xs.iter().enumerate() {
-            // SAFETY: both buffers were initialised above.
-            let (a, b) = unsafe { (fast[i].assume_init(), portable[i].assume_init()) };
-            let want = fast_exp::reference(x);
-            assert!(
-                a.to_bits() == want.to_bits() || (a.is_nan() && want.is_nan()),
-                "exp({x:e}): {a:e} vs {want:e}"
-            );
-            assert!(b.to_bits() == want.to_bits() || (b.is_nan() && want.is_nan()));
-        }
-        assert!(xs.len() > 5_000_000);
+        xs
     }
 
     #[test]
-    fn fast_exp_approximation_is_well_inside_its_margin() {
-        // The exactness argument needs |approx - libm| far below MARGIN
-        // f64 ulps; measure the worst case over a dense sweep.
-        let mut worst = 0u64;
-        let mut x = -87.0f64;
-        while x <= 88.0 {
-            for y in [fast_exp::approx::<false>(x), fast_exp::approx::<true>(x)] {
-                let z = math::exp(x);
-                worst = worst.max(y.to_bits().abs_diff(z.to_bits()));
+    fn fast_kernels_match_the_reference_bit_for_bit() {
+        let xs = f32_sweep();
+        assert!(xs.len() > 5_000_000);
+        let hs: Vec<bf16> = (0..=u16::MAX).map(bf16::from_bits).collect();
+        check_fast::<fast::Exp, f32, f32>(&xs);
+        check_fast::<fast::Sigmoid, f32, f32>(&xs);
+        check_fast::<fast::Tanh, f32, f32>(&xs);
+        for (i, chunk) in xs.chunks(4096).enumerate() {
+            // A sample of the f32 sweep is plenty for the bf16 rounding.
+            if i % 8 == 0 {
+                check_fast::<fast::Exp, f32, bf16>(chunk);
             }
-            x += 0.000_731;
         }
-        assert!(worst < fast_exp::MARGIN / 8, "worst distance {worst} ulps");
+        check_fast::<fast::Exp, bf16, bf16>(&hs);
+        check_fast::<fast::Sigmoid, bf16, bf16>(&hs);
+        check_fast::<fast::Tanh, bf16, bf16>(&hs);
+    }
+
+    /// Every one of the 2^32 f32 inputs, for each fast function (about a
+    /// minute per function on two cores):
+    /// `cargo test --release -p twill-tensor --lib every_f32 -- --ignored`.
+    #[test]
+    #[ignore]
+    fn fast_kernels_are_exact_on_every_f32() {
+        fn all<F: fast::Approx>() -> usize {
+            (0u32..1 << 12)
+                .into_par_iter()
+                .map(|hi| {
+                    let xs: Vec<f32> = (0u32..1 << 20).map(|lo| f32::from_bits(hi << 20 | lo)).collect();
+                    let mut got = vec![MaybeUninit::<f32>::uninit(); xs.len()];
+                    fast::apply::<F, f32, f32>(&xs, &mut got);
+                    let mut bad = 0;
+                    for (&x, g) in xs.iter().zip(&got) {
+                        // SAFETY: `apply` wrote every element.
+                        let g = unsafe { g.assume_init() };
+                        let w = fast::reference::<F, f32, f32>(x);
+                        if g.to_bits() != w.to_bits() && !(g.is_nan() && w.is_nan()) {
+                            bad += 1;
+                        }
+                    }
+                    bad
+                })
+                .sum()
+        }
+        assert_eq!(all::<fast::Exp>(), 0, "exp");
+        assert_eq!(all::<fast::Sigmoid>(), 0, "sigmoid");
+        assert_eq!(all::<fast::Tanh>(), 0, "tanh");
+    }
+
+    /// bf16 `+ - * /` through f32 against the f64 path, on every pair of
+    /// bf16 values (a few minutes on two cores):
+    /// `cargo test --release -p twill-tensor --lib bf16_through -- --ignored`.
+    #[test]
+    #[ignore]
+    fn bf16_through_f32_is_exact() {
+        let bad: usize = (0u32..1 << 16)
+            .into_par_iter()
+            .map(|a| {
+                let a = bf16::from_bits(a as u16);
+                let (x, mut bad) = (a.wide(), 0);
+                if <bf16 as Flt>::sqrt(a).to_bits() != bf16::round(x.sqrt()).to_bits() && !x.is_nan() {
+                    bad += 1;
+                }
+                for b in 0..=u16::MAX {
+                    let b = bf16::from_bits(b);
+                    let y = b.wide();
+                    let pairs = [
+                        (<bf16 as Flt>::add(a, b), x + y),
+                        (<bf16 as Flt>::sub(a, b), x - y),
+                        (<bf16 as Flt>::mul(a, b), x * y),
+                        (<bf16 as Flt>::div(a, b), x / y),
+                    ];
+                    for (fast, wide) in pairs {
+                        if fast.to_bits() != bf16::round(wide).to_bits() && !wide.is_nan() {
+                            bad += 1;
+                        }
+                    }
+                }
+                bad
+            })
+            .sum();
+        assert_eq!(bad, 0);
+    }
+
+    #[test]
+    fn fast_approximations_stay_well_inside_their_margins() {
+        // The exactness argument needs |approx - reference| far below the
+        // margin; measure the worst case over a dense sweep of each range.
+        fn worst<F: fast::Approx>(lo: f64, hi: f64) -> u64 {
+            let mut worst = 0u64;
+            let n = 2_000_000;
+            for i in 0..=n {
+                let x = lo + (hi - lo) * (i as f64 / n as f64);
+                if !F::in_range(x) {
+                    continue;
+                }
+                let z = F::reference(x);
+                for y in fast::approx_both::<F>(x) {
+                    worst = worst.max(y.to_bits().abs_diff(z.to_bits()));
+                }
+            }
+            worst
+        }
+        use fast::Approx;
+        let e = worst::<fast::Exp>(-87.0, 88.0);
+        let s = worst::<fast::Sigmoid>(-87.0, 87.0);
+        let t = worst::<fast::Tanh>(-40.0, 40.0).max(worst::<fast::Tanh>(-1e-3, 1e-3));
+        assert!(e < fast::Exp::MARGIN / 4, "exp: {e} ulps");
+        assert!(s < fast::Sigmoid::MARGIN / 4, "sigmoid: {s} ulps");
+        assert!(t < fast::Tanh::MARGIN / 4, "tanh: {t} ulps");
+        eprintln!("worst distances in f64 ulps: exp {e}, sigmoid {s}, tanh {t}");
     }
 
     #[test]
@@ -1488,7 +1778,10 @@ mod tests {
     fn large_outputs_match_the_small_path_and_every_thread_count() {
         let n = 3 * CHUNK + 17;
         let xs: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 50.0).collect();
-        let want: Vec<f32> = xs.iter().map(|&v| fast_exp::reference(v)).collect();
+        let want: Vec<f32> = xs
+            .iter()
+            .map(|&v| fast::reference::<fast::Exp, f32, f32>(v))
+            .collect();
         for threads in [1, 3] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)

@@ -232,7 +232,7 @@ impl Layout {
         Some(Layout {
             digit,
             passes,
-            split: n >= MSD_MIN && passes >= 2,
+            split: n >= MSD_MIN && K::BITS >= 64,
         })
     }
 
@@ -458,18 +458,27 @@ fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Sc
     if let Some(l) = layout {
         s.hist.resize(l.hist_len(), 0);
     }
+    // Keys first, noting only whether any falls in a shared group, so the
+    // hot loop has no data-dependent branch; the groups' members are
+    // collected by a second pass over the rare lanes that have them.
+    let mut shared = false;
     for &x in lane {
         let k = x.key();
-        match T::group(k) {
-            None => {}
-            Some(0) => s.zeros.push(x),
-            Some(_) => s.nans.push(x),
-        }
+        shared |= T::group(k).is_some();
         let k = if descending { k.inverted() } else { k };
         if let Some(l) = layout {
             count(&mut s.hist, k, l, l.counted());
         }
         s.keys.push(k);
+    }
+    if shared {
+        for &x in lane {
+            match T::group(x.key()) {
+                None => {}
+                Some(0) => s.zeros.push(x),
+                Some(_) => s.nans.push(x),
+            }
+        }
     }
     // Equal keys are indistinguishable here, so an unstable sort of keys
     // is as good as a stable one.
@@ -477,8 +486,15 @@ fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Sc
         Some(l) => radix_sort(&mut s.keys, &mut s.keys_tmp, &mut s.hist, l, |k| k),
         None => s.keys.sort_unstable(),
     }
+    let pairs = out.iter_mut().zip(&s.keys);
+    if !shared {
+        for (o, &k) in pairs {
+            *o = T::unkey(if descending { k.inverted() } else { k });
+        }
+        return;
+    }
     let (mut zeros, mut nans) = (s.zeros.iter(), s.nans.iter());
-    for (o, &k) in out.iter_mut().zip(&s.keys) {
+    for (o, &k) in pairs {
         let k = if descending { k.inverted() } else { k };
         *o = match T::group(k) {
             None => T::unkey(k),

@@ -317,11 +317,7 @@ fn tree<A: Clone>(v: &mut [A; LANES], mut k: usize, op: impl Fn(A, A) -> A) -> A
 /// One block: lane `i mod 16` folds element `i`, starting from its first
 /// element, then the lanes meet in the tree. `None` for an empty block.
 #[inline(always)]
-fn fold_block<T: Copy, A: Copy>(
-    block: &[T],
-    w: impl Fn(T) -> A,
-    op: impl Fn(A, A) -> A + Copy,
-) -> Option<A> {
+fn fold_block<T: Copy, A: Copy>(block: &[T], w: impl Fn(T) -> A, op: impl Fn(A, A) -> A + Copy) -> Option<A> {
     let &first = block.first()?;
     let mut lanes = [w(first); LANES];
     if block.len() < LANES {
@@ -362,7 +358,10 @@ fn fold_row<T: Copy + Sync, A: Copy + Send>(
     op: impl Fn(A, A) -> A + Sync + Copy,
 ) -> A {
     if row.len() >= PAR_ROW {
-        let parts: Vec<A> = row.par_chunks(BLOCK).filter_map(|b| fold_block(b, w, op)).collect();
+        let parts: Vec<A> = row
+            .par_chunks(BLOCK)
+            .filter_map(|b| fold_block(b, w, op))
+            .collect();
         return in_order(parts.into_iter(), empty, op);
     }
     in_order(row.chunks(BLOCK).filter_map(|b| fold_block(b, w, op)), empty, op)
@@ -432,7 +431,10 @@ fn rows(x: &Tensor, mask: &[bool]) -> Result<Rows, TensorError> {
     let kept = (0..x.ndim()).filter(|&i| !mask[i]);
     let reduced = (0..x.ndim()).filter(|&i| mask[i]);
     let perm: Vec<usize> = kept.chain(reduced).collect();
-    let m = (0..x.ndim()).filter(|&i| !mask[i]).map(|i| x.shape()[i]).product();
+    let m = (0..x.ndim())
+        .filter(|&i| !mask[i])
+        .map(|i| x.shape()[i])
+        .product();
     let n = (0..x.ndim()).filter(|&i| mask[i]).map(|i| x.shape()[i]).product();
     let v = x.permuted(&perm)?;
     let (t, start) = if row_major(&v) {
@@ -614,7 +616,9 @@ fn max_value<T: FloatElem>(row: &[T]) -> f64 {
     if nan.iter().any(|&n| n) {
         return f64::NAN;
     }
-    best.iter().fold(first.acc(), |m, &v| if v > m { v } else { m }).exact()
+    best.iter()
+        .fold(first.acc(), |m, &v| if v > m { v } else { m })
+        .exact()
 }
 
 /// NaN is the one value not equal to itself.
@@ -678,20 +682,21 @@ fn exps_body<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
 }
 
 // libm's `exp` (FreeBSD's e_exp.c, which `math::exp` calls), restated for
-// several arguments at once. Its constants, and below its operations in
+// several arguments at once. Its constants (by their bits, as e_exp.c
+// lists them), and below its operations in
 // the same order, so that each lane computes exactly the bits of
 // `math::exp`: IEEE arithmetic is deterministic, and Rust never fuses a
 // multiply and an add on its own. Lanes whose argument needs one of the
 // scalar routine's special cases make the whole group take `math::exp`.
 const EXP_LANES: usize = 8;
-const LN2HI: f64 = 6.931_471_803_691_238_164_90e-1;
-const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
-const INVLN2: f64 = 1.442_695_040_888_963_387_00e0;
-const P1: f64 = 1.666_666_666_666_660_190_37e-1;
-const P2: f64 = -2.777_777_777_701_559_338_42e-3;
-const P3: f64 = 6.613_756_321_437_934_361_17e-5;
-const P4: f64 = -1.653_390_220_546_525_153_90e-6;
-const P5: f64 = 4.138_136_797_057_238_460_39e-8;
+const LN2HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+const INVLN2: f64 = f64::from_bits(0x3ff7_1547_652b_82fe);
+const P1: f64 = f64::from_bits(0x3fc5_5555_5555_553e);
+const P2: f64 = f64::from_bits(0xbf66_c16c_16be_bd93);
+const P3: f64 = f64::from_bits(0x3f11_566a_af25_de2c);
+const P4: f64 = f64::from_bits(0xbebb_bd41_c5d2_6bf1);
+const P5: f64 = f64::from_bits(0x3e66_3769_72be_a4d0);
 const EXP_BIAS_MAGIC: f64 = 4_503_599_627_371_519.0; // 2^52 + 1023
 
 /// `math::exp` of each lane, bit for bit; written without branches inside
@@ -700,7 +705,9 @@ const EXP_BIAS_MAGIC: f64 = 4_503_599_627_371_519.0; // 2^52 + 1023
 fn exp_lanes(x: [f64; EXP_LANES]) -> [f64; EXP_LANES] {
     // |x| ≥ 708.39… (overflow, underflow, inf, NaN) is the scalar routine's
     // special case; everything below it is the main path or 1 + x.
-    if x.iter().any(|v| (v.to_bits() >> 32) as u32 & 0x7fff_ffff >= 0x4086_232b) {
+    if x.iter()
+        .any(|v| (v.to_bits() >> 32) as u32 & 0x7fff_ffff >= 0x4086_232b)
+    {
         return x.map(math::exp);
     }
     let mut out = [0.0; EXP_LANES];
@@ -759,11 +766,17 @@ fn select<T: Element + PartialOrd>(row: &[T], better: impl Fn(T, T) -> bool) -> 
     best
 }
 
+// The comparisons are written once for all seven element types; for bool,
+// `false < true` is exactly the order wanted.
+#[allow(clippy::bool_comparison)]
 fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     non_empty(a, &p, &x)?;
     if index && p.rows.n > i32::MAX as usize {
-        return err(format!("`{}`: {} elements cannot be indexed by i32", a.op, p.rows.n));
+        return err(format!(
+            "`{}`: {} elements cannot be indexed by i32",
+            a.op, p.rows.n
+        ));
     }
     let data = each_dtype!(x.dtype(), T => {
         let pick = |row: &[T]| {
@@ -1037,9 +1050,27 @@ mod tests {
             state
         };
         let mut inputs: Vec<f64> = vec![
-            0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 708.39, -708.39, 709.0, -709.0, 745.2, -745.2,
-            f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE, -1e-300, 3.7e-9,
-            -1.5e-8, 0.346_573_590_279_972_6, 1.039_720_770_839_917_9,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            708.39,
+            -708.39,
+            709.0,
+            -709.0,
+            745.2,
+            -745.2,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            -1e-300,
+            3.7e-9,
+            -1.5e-8,
+            0.346_573_590_279_972_6,
+            1.039_720_770_839_917_9,
         ];
         // Around each range boundary of the high word, in both signs.
         for hw in [0x3e30_0000u64, 0x3fd6_2e42, 0x3ff0_a2b2, 0x4086_232b] {

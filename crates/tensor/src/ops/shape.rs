@@ -277,14 +277,14 @@ fn unsqueeze(a: &Args) -> Result<Out, TensorError> {
     for i in 0..rank {
         if new_axes.contains(&i) {
             shape.push(1);
-            // The stride a row-major layout would give, so that a
-            // contiguous tensor stays contiguous.
             strides.push(0);
         } else if let Some((&d, &s)) = old.next() {
             shape.push(d);
             strides.push(s);
         }
     }
+    // A new axis gets the stride a row-major layout would give it, so that
+    // a contiguous tensor stays contiguous (and keeps its fast paths).
     let mut next = 1isize;
     for i in (0..rank).rev() {
         if new_axes.contains(&i) {

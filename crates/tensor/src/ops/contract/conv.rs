@@ -154,9 +154,11 @@ pub(crate) fn conv2d(
     let (d, r) = dtypes(&[x.dtype(), w.dtype()]);
     let xp = promoted(&x4, d)?;
     // The weights as an O × (C·KH·KW) matrix, the same for every image.
-    let wm = promoted(w, d)?
-        .contiguous()
-        .with_layout(vec![n, o, c * kh * kw], vec![0, (c * kh * kw) as isize, 1], 0)?;
+    let wm = promoted(w, d)?.contiguous().with_layout(
+        vec![n, o, c * kh * kw],
+        vec![0, (c * kh * kw) as isize, 1],
+        0,
+    )?;
     let s = xp.strides();
     let geo = Geometry {
         offset: xp.offset() as isize,
@@ -187,6 +189,9 @@ fn run<C: FromStorage>(
 ) -> Result<Tensor, TensorError> {
     let batches = wm.t.shape()[0];
     let (o, k) = (wm.t.shape()[1], wm.t.shape()[2]);
+    if batches == 0 || o == 0 || positions == 0 || k == 0 {
+        return Tensor::zeros(shape, result);
+    }
     let cols = C::visit(xp.storage(), MakeIm2col(geo))?;
     let acc = super::gemm::gemm::<C>(batches, o, positions, k, &*wm.left::<C>()?, &*cols)?;
     C::finish(acc, shape, result)

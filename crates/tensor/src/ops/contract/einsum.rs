@@ -80,9 +80,7 @@ fn parse(spec: &str) -> Result<(Vec<Vec<Item>>, Option<Vec<Item>>), TensorError>
                 items.push(Item::Letter(c as u8));
                 rest = &rest[1..];
             } else if c == '.' {
-                return fail(format!(
-                    "{what} '{t}' has a '.' that is not part of a '...'"
-                ));
+                return fail(format!("{what} '{t}' has a '.' that is not part of a '...'"));
             } else {
                 return fail(format!(
                     "invalid subscript '{c}' in '{spec}': subscripts are letters, ',', '...' and '->'"
@@ -224,10 +222,7 @@ fn plan(spec: &str, ops: &[&Tensor]) -> Result<Plan, TensorError> {
                     Item::Letter(c) => {
                         let l = Label::Letter(*c);
                         if out.contains(&l) {
-                            return fail(format!(
-                                "the output subscripts repeat '{}'",
-                                *c as char
-                            ));
+                            return fail(format!("the output subscripts repeat '{}'", *c as char));
                         }
                         if !sizes.contains_key(&l) {
                             return fail(format!(
@@ -358,9 +353,24 @@ fn via_gemm(plan: &Plan, ops: &[Tensor], d: DType, r: DType) -> Result<Option<Te
     if !distinct(la) || !distinct(lb) || plan.summed.iter().any(|l| !la.contains(l) || !lb.contains(l)) {
         return Ok(None);
     }
-    let batch: Vec<Label> = plan.out.iter().copied().filter(|l| la.contains(l) && lb.contains(l)).collect();
-    let rows: Vec<Label> = plan.out.iter().copied().filter(|l| la.contains(l) && !lb.contains(l)).collect();
-    let cols: Vec<Label> = plan.out.iter().copied().filter(|l| !la.contains(l) && lb.contains(l)).collect();
+    let batch: Vec<Label> = plan
+        .out
+        .iter()
+        .copied()
+        .filter(|l| la.contains(l) && lb.contains(l))
+        .collect();
+    let rows: Vec<Label> = plan
+        .out
+        .iter()
+        .copied()
+        .filter(|l| la.contains(l) && !lb.contains(l))
+        .collect();
+    let cols: Vec<Label> = plan
+        .out
+        .iter()
+        .copied()
+        .filter(|l| !la.contains(l) && lb.contains(l))
+        .collect();
     let ma = as_matrices(plan, 0, a, &batch, &rows, &plan.summed)?;
     let mb = as_matrices(plan, 1, b, &batch, &plan.summed, &cols)?;
     let natural: Vec<Label> = batch.iter().chain(&rows).chain(&cols).copied().collect();

@@ -41,7 +41,9 @@ pub(crate) struct Micro<C> {
     /// Rows and columns of the register tile.
     pub mr: usize,
     pub nr: usize,
-    /// Contracted-index block (a packed panel of B, `kc × nr`, stays in L1).
+    /// Contracted-index block: each packed panel of B (`kc × nr`) is
+    /// reused by every A panel of a row block, and a longer block amortises
+    /// the load and store of the C tile over more steps.
     pub kc: usize,
     /// Row block (a packed block of A, `mc × kc`, stays in L2).
     pub mc: usize,
@@ -67,12 +69,7 @@ pub(crate) trait Acc: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static
     fn micros() -> Vec<Micro<Self>>;
     /// The fastest of them.
     fn micro() -> Micro<Self> {
-        let ms = Self::micros();
-        let mut m = ms[std::env::var("TWILL_K").ok().and_then(|v| v.parse().ok()).unwrap_or(0usize).min(ms.len() - 1)];
-        if let Ok(v) = std::env::var("TWILL_KC") { m.kc = v.parse().unwrap_or(m.kc); }
-        if let Ok(v) = std::env::var("TWILL_MC") { m.mc = v.parse().unwrap_or(m.mc); }
-        if let Ok(v) = std::env::var("TWILL_NC") { m.nc = v.parse().unwrap_or(m.nc); }
-        m
+        Self::micros()[0]
     }
     /// `n` zeros, or an error (not an abort) when memory runs out.
     fn zeros(n: usize) -> Result<Vec<Self>, TensorError>;
@@ -155,7 +152,7 @@ impl Acc for f32 {
                 v.push(Micro {
                     mr: 14,
                     nr: 32,
-                    kc: 256,
+                    kc: 512,
                     mc: 112,
                     nc: 4096,
                     run: x86::f32_avx512,
@@ -224,7 +221,7 @@ impl Acc for f64 {
                 v.push(Micro {
                     mr: 12,
                     nr: 16,
-                    kc: 256,
+                    kc: 512,
                     mc: 96,
                     nc: 4096,
                     run: x86::f64_avx512,
@@ -432,7 +429,12 @@ mod x86 {
         ldc: usize,
         first: bool,
     ) {
-        by_rows!(rows, f32_avx2_tile, (kc, ap, bp, c, ldc, first), [1, 2, 3, 4, 5, 6]);
+        by_rows!(
+            rows,
+            f32_avx2_tile,
+            (kc, ap, bp, c, ldc, first),
+            [1, 2, 3, 4, 5, 6]
+        );
     }
 
     #[target_feature(enable = "avx512f")]
@@ -531,7 +533,12 @@ mod x86 {
         ldc: usize,
         first: bool,
     ) {
-        by_rows!(rows, f64_avx_tile, (kc, ap, bp, c, ldc, first), [1, 2, 3, 4, 5, 6]);
+        by_rows!(
+            rows,
+            f64_avx_tile,
+            (kc, ap, bp, c, ldc, first),
+            [1, 2, 3, 4, 5, 6]
+        );
     }
 
     #[target_feature(enable = "avx512f")]

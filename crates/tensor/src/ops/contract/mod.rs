@@ -118,9 +118,7 @@ fn pair(args: &Args, name: &str, default: i64, min: i64) -> Result<(usize, usize
         }
     };
     if h < min || w < min || h > u32::MAX as i64 || w > u32::MAX as i64 {
-        return fail(format!(
-            "`conv2d`: `{name}` must be at least {min}, not {v:?}"
-        ));
+        return fail(format!("`conv2d`: `{name}` must be at least {min}, not {v:?}"));
     }
     Ok((h as usize, w as usize))
 }
@@ -170,7 +168,9 @@ impl FromStorage for f32 {
             Storage::Bf16(x) => Ok(v.visit(x)),
             Storage::F16(x) => Ok(v.visit(x)),
             Storage::F32(x) => Ok(v.visit(x)),
-            Storage::Bool(_) | Storage::I8(_) | Storage::I32(_) | Storage::F64(_) => Err(wrong_storage(s, "f32")),
+            Storage::Bool(_) | Storage::I8(_) | Storage::I32(_) | Storage::F64(_) => {
+                Err(wrong_storage(s, "f32"))
+            }
         }
     }
 }
@@ -195,7 +195,9 @@ impl FromStorage for i32 {
             Storage::Bool(x) => Ok(v.visit(x)),
             Storage::I8(x) => Ok(v.visit(x)),
             Storage::I32(x) => Ok(v.visit(x)),
-            Storage::Bf16(_) | Storage::F16(_) | Storage::F32(_) | Storage::F64(_) => Err(wrong_storage(s, "i32")),
+            Storage::Bf16(_) | Storage::F16(_) | Storage::F32(_) | Storage::F64(_) => {
+                Err(wrong_storage(s, "i32"))
+            }
         }
     }
 }
@@ -317,6 +319,11 @@ pub(crate) fn product<C: FromStorage>(
 ) -> Result<Tensor, TensorError> {
     let batches: usize = a.t.shape()[..a.nb].iter().product();
     let (m, k, n) = (a.rows(), a.cols(), b.cols());
+    if batches == 0 || m == 0 || n == 0 || k == 0 {
+        // No elements, or all of them empty sums (+0): nothing to read, and
+        // no per-batch offsets to list (there may be many empty batches).
+        return Tensor::zeros(shape, result);
+    }
     let acc = gemm::gemm::<C>(batches, m, n, k, &*a.left::<C>()?, &*b.right::<C>()?)?;
     C::finish(acc, shape, result)
 }
@@ -454,9 +461,9 @@ fn add_rounded(c: &Tensor, b: &Tensor) -> Result<Tensor, TensorError> {
         DType::F16 => zip::<half::f16>(c, b, |x, y| {
             half::f16::from_bits(f64_to_f16_bits(x.to_f64() + y.to_f64()))
         }),
-        other @ (DType::Bool | DType::I8) => fail(format!(
-            "internal error: a contraction cannot produce {other}"
-        )),
+        other @ (DType::Bool | DType::I8) => {
+            fail(format!("internal error: a contraction cannot produce {other}"))
+        }
     }
 }
 

@@ -96,7 +96,9 @@ fn check_gemm<C: Acc + Widen<C>>(a: &[C], b: &[C], batches: usize, m: usize, n: 
             .num_threads(threads)
             .build()
             .expect("pool");
-        let fast = pool.install(|| gemm::<C>(batches, m, n, k, &sa, &sb)).expect("gemm");
+        let fast = pool
+            .install(|| gemm::<C>(batches, m, n, k, &sa, &sb))
+            .expect("gemm");
         assert!(fast == want, "{batches}×{m}×{n}×{k} on {threads} threads");
         // Every microkernel this CPU has (SIMD widths, then portable).
         for (km, micro) in C::micros().into_iter().enumerate() {
@@ -180,9 +182,19 @@ fn blocked_bf16_and_f16_widen_exactly() {
 #[test]
 fn matmul_on_views_and_dtypes() {
     let mut rng = Rng(23);
-    for dt in [DType::F32, DType::Bf16, DType::F16, DType::F64, DType::I32, DType::I8, DType::Bool] {
+    for dt in [
+        DType::F32,
+        DType::Bf16,
+        DType::F16,
+        DType::F64,
+        DType::I32,
+        DType::I8,
+        DType::Bool,
+    ] {
         let a = random(&mut rng, &[2, 1, 40, 300], dt);
-        let b = random(&mut rng, &[3, 37, 300], dt).permuted(&[0, 2, 1]).expect("perm");
+        let b = random(&mut rng, &[3, 37, 300], dt)
+            .permuted(&[0, 2, 1])
+            .expect("perm");
         // b is a transposed view: its rows have stride 1.
         let got = matmul(&a, &b).expect("matmul");
         assert_eq!(got.shape(), &[2, 3, 40, 37]);
@@ -190,10 +202,7 @@ fn matmul_on_views_and_dtypes() {
         assert_eq!(got.dtype(), r);
         // Reference: contiguous copies, batches expanded.
         let av = a.broadcast_view(&[2, 3, 40, 300]).expect("bcast").contiguous();
-        let bv = b
-            .broadcast_view(&[2, 3, 300, 37])
-            .expect("bcast")
-            .contiguous();
+        let bv = b.broadcast_view(&[2, 3, 300, 37]).expect("bcast").contiguous();
         let want = match accumulation_of(dt) {
             0 => {
                 let (x, y) = (f32s(&av), f32s(&bv));
@@ -280,7 +289,10 @@ fn conv2d_equals_explicit_im2col() {
                     for b in 0..kw {
                         for i in 0..oh {
                             for j in 0..ow {
-                                let (y, z) = ((i * sh + a) as isize - ph as isize, (j * sw + b) as isize - pw as isize);
+                                let (y, z) = (
+                                    (i * sh + a) as isize - ph as isize,
+                                    (j * sw + b) as isize - pw as isize,
+                                );
                                 cols.push(if y >= 0 && z >= 0 && (y as usize) < h && (z as usize) < w {
                                     xv[((ni * c + ci) * h + y as usize) * w + z as usize]
                                 } else {
