@@ -14,6 +14,7 @@ ARG is one of
     {"t": "f32", "shape": [2, 3], "bits": ["3f800000", ...]}   a tensor (hex storage bits, row-major)
     {"i": 5}  {"f": "3ff0000000000000"}  {"b": true}  {"d": "bf16"}
     {"ints": [1, 2]}  {"ts": [TENSOR, ...]}                      Arr[Int], Arr[Tensor]
+    {"s": "ij,jk->ik"}                                          a Str
 "expect" is a tensor, {"ts": [...]} for operations returning several, or
 {"error": "substring of the message"}. "ulp" is the allowed distance in
 units in the last place of the result dtype (0 = bit-exact); NaN matches

@@ -235,7 +235,7 @@ fn shortest_parts_of(m: u64, e: i32, lower_gap_halved: bool) -> Decimal {
     let value = &n_exact << 2u8;
     let lower = &g * (4 * m - if lower_gap_halved { 1 } else { 2 });
     let upper = &g * (4 * m + 2);
-    let inclusive = m % 2 == 0;
+    let inclusive = m.is_multiple_of(2);
 
     let n_digits = n_exact.to_string();
     let len = n_digits.len() as u32;

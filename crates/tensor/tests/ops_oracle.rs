@@ -76,6 +76,8 @@ fn parse_arg(j: &J) -> Arg {
                 .map(|i| i.as_i64().expect("int"))
                 .collect(),
         )
+    } else if let Some(v) = j.get("s") {
+        Arg::Str(v.as_str().expect("string").to_string())
     } else if let Some(v) = j.get("ts") {
         Arg::Tensors(v.as_array().expect("tensors").iter().map(parse_tensor).collect())
     } else {

@@ -228,7 +228,7 @@ fn f32_digits_agree_with_rust_core_except_ties() {
             let lower = ours_text.min(core_text);
             exact_digits.starts_with(lower) && tail.starts_with('5') && tail[1..].bytes().all(|b| b == b'0')
         };
-        let even = (ours.digits[last] - b'0') % 2 == 0;
+        let even = (ours.digits[last] - b'0').is_multiple_of(2);
         if halfway && even {
             ties.push(bits);
         } else {

@@ -60,7 +60,10 @@ fn fail<T>(msg: String) -> Result<T, TensorError> {
 
 /// Splits the spec into its input terms and, when it has `->`, the output
 /// term.
-fn parse(spec: &str) -> Result<(Vec<Vec<Item>>, Option<Vec<Item>>), TensorError> {
+/// The operands' index lists and the explicit output list, if any.
+type Parsed = (Vec<Vec<Item>>, Option<Vec<Item>>);
+
+fn parse(spec: &str) -> Result<Parsed, TensorError> {
     let compact: String = spec.chars().filter(|c| *c != ' ').collect();
     let (inputs, output) = match compact.split_once("->") {
         Some((i, o)) => (i, Some(o)),
