@@ -44,6 +44,36 @@ pub enum Builtin {
     F64FromBits,
     /// A tensor operation of spec §4.1, run through `twill_tensor::ops`.
     TensorOp(&'static str),
+    // Autodiff (spec §8).
+    Tape,
+    Backward,
+    BackwardScaled,
+    GradsFinite,
+    Grad,
+    ValueAndGrad,
+    Vjp,
+    Jvp,
+    Jacobian,
+    Hessian,
+}
+
+impl Builtin {
+    /// Whether this is one of the autodiff builtins of spec §8.
+    pub fn is_autodiff(self) -> bool {
+        matches!(
+            self,
+            Builtin::Tape
+                | Builtin::Backward
+                | Builtin::BackwardScaled
+                | Builtin::GradsFinite
+                | Builtin::Grad
+                | Builtin::ValueAndGrad
+                | Builtin::Vjp
+                | Builtin::Jvp
+                | Builtin::Jacobian
+                | Builtin::Hessian
+        )
+    }
 }
 
 /// Elementwise functions that also apply to host numbers.
@@ -185,6 +215,16 @@ impl Builtin {
             "randn" => Builtin::Randn,
             "f64_bits" => Builtin::F64Bits,
             "f64_from_bits" => Builtin::F64FromBits,
+            "tape" => Builtin::Tape,
+            "backward" => Builtin::Backward,
+            "backward_scaled" => Builtin::BackwardScaled,
+            "grads_finite" => Builtin::GradsFinite,
+            "grad" => Builtin::Grad,
+            "value_and_grad" => Builtin::ValueAndGrad,
+            "vjp" => Builtin::Vjp,
+            "jvp" => Builtin::Jvp,
+            "jacobian" => Builtin::Jacobian,
+            "hessian" => Builtin::Hessian,
             other => match MathFn::from_name(other) {
                 Some(m) => Builtin::Math(m),
                 None => Builtin::TensorOp(twill_tensor::ops::SPEC_NAMES.iter().find(|n| **n == other)?),
@@ -227,6 +267,16 @@ impl Builtin {
             Builtin::F64FromBits => "f64_from_bits",
             Builtin::TensorOp(name) => name,
             Builtin::Math(m) => m.name(),
+            Builtin::Tape => "tape",
+            Builtin::Backward => "backward",
+            Builtin::BackwardScaled => "backward_scaled",
+            Builtin::GradsFinite => "grads_finite",
+            Builtin::Grad => "grad",
+            Builtin::ValueAndGrad => "value_and_grad",
+            Builtin::Vjp => "vjp",
+            Builtin::Jvp => "jvp",
+            Builtin::Jacobian => "jacobian",
+            Builtin::Hessian => "hessian",
         }
     }
 
@@ -234,7 +284,11 @@ impl Builtin {
         // (fewest positional arguments, most, parameter names for keywords)
         let (min, max, params): (usize, Option<usize>, &'static [&'static str]) = match self {
             Builtin::Print | Builtin::TensorOp(_) => (0, None, &[]),
-            Builtin::Args | Builtin::Clock => (0, Some(0), &[]),
+            Builtin::Args | Builtin::Clock | Builtin::Tape => (0, Some(0), &[]),
+            Builtin::GradsFinite => (1, Some(1), &[]),
+            Builtin::Grad | Builtin::ValueAndGrad | Builtin::Jacobian | Builtin::Hessian => (2, Some(2), &[]),
+            Builtin::Backward | Builtin::Vjp | Builtin::Jvp => (3, Some(3), &[]),
+            Builtin::BackwardScaled => (4, Some(4), &[]),
             Builtin::Range => (1, Some(3), &[]),
             Builtin::Assert => (1, Some(2), &[]),
             Builtin::WriteText | Builtin::Maximum | Builtin::Minimum => (2, Some(2), &[]),
@@ -309,6 +363,18 @@ impl Builtin {
             Builtin::F64Bits => Ty::Int,
             Builtin::F64FromBits => Ty::F64,
             Builtin::TensorOp(_) => Ty::Unknown,
+            Builtin::Tape => Ty::Tape,
+            Builtin::Backward | Builtin::BackwardScaled => {
+                Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Tensor(None)))), Box::new(Ty::Str))
+            }
+            Builtin::GradsFinite => Ty::Bool,
+            Builtin::Jvp | Builtin::Jacobian | Builtin::Hessian => Ty::Tensor(None),
+            Builtin::Grad | Builtin::Vjp => match args.get(1) {
+                Some(Ty::Tensor(_)) => Ty::Tensor(None),
+                Some(Ty::Arr(_)) => Ty::Arr(Box::new(Ty::Tensor(None))),
+                _ => Ty::Unknown,
+            },
+            Builtin::ValueAndGrad => Ty::Arr(Box::new(Ty::Unknown)),
             Builtin::Maximum | Builtin::Minimum | Builtin::Clip => {
                 if args.iter().all(|t| matches!(t, Ty::Int | Ty::F64)) {
                     Ty::F64
@@ -343,7 +409,8 @@ pub fn host_methods(ty: &Ty) -> Option<&'static [&'static str]> {
         Ty::Bool | Ty::Unit | Ty::DType | Ty::Range | Ty::Fn(..) | Ty::Res(..) | Ty::Opt(_) => Some(&[]),
         Ty::Int | Ty::F64 => Some(&[]),
         Ty::Tensor(_) => None,
-        Ty::Unknown | Ty::Tape | Ty::Struct(_) => None,
+        Ty::Tape => Some(&["watch"]),
+        Ty::Unknown | Ty::Struct(_) => None,
     }
 }
 
@@ -369,6 +436,7 @@ pub fn host_method_type(recv: &Ty, name: &str) -> Ty {
         (Ty::Arr(t), "reversed") => Ty::Arr(t.clone()),
         (Ty::Arr(_), "push" | "insert") => Ty::Unit,
         (Ty::Tensor(_), "numel") => Ty::Int,
+        (Ty::Tape, "watch") => Ty::Tensor(None),
         (Ty::Tensor(Some(d)), "item") => match d {
             DType::Bool => Ty::Bool,
             DType::I8 | DType::I32 => Ty::Int,

@@ -99,7 +99,7 @@ pub(crate) fn host_math(m: MathFn, v: &Value) -> Result<Value, String> {
             _ => {}
         }
     }
-    if let Value::Tensor(_) = v {
+    if v.is_tensor() {
         return Err(format!(
             "`{}` on tensors is not supported yet (tensor operations arrive with the forward-ops work)",
             m.name()
@@ -314,7 +314,9 @@ impl Interp {
                 Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
                 Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
                 Value::Range(r) => Ok(Value::Int(r.len() as i64)),
-                Value::Tensor(t) if t.ndim() > 0 => Ok(Value::Int(t.shape()[0] as i64)),
+                v @ (Value::Tensor(_) | Value::Tracked(_)) if v.as_tensor().is_some_and(|t| t.ndim() > 0) => {
+                    Ok(Value::Int(v.as_tensor().map_or(0, |t| t.shape()[0]) as i64))
+                }
                 other => fail(
                     span,
                     format!(
@@ -393,6 +395,16 @@ impl Interp {
             }
             Builtin::Clock => Ok(Value::F64(self.start.elapsed().as_secs_f64())),
             Builtin::TensorOp(name) => self.call_op(name, &argv, Vec::new(), span),
+            Builtin::Tape
+            | Builtin::Backward
+            | Builtin::BackwardScaled
+            | Builtin::GradsFinite
+            | Builtin::Grad
+            | Builtin::ValueAndGrad
+            | Builtin::Vjp
+            | Builtin::Jvp
+            | Builtin::Jacobian
+            | Builtin::Hessian => self.autodiff_builtin(b, argv, span),
             Builtin::F64Bits => match arg(0) {
                 Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
                 Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),
@@ -419,23 +431,11 @@ impl Interp {
             | Builtin::OnesLike
             | Builtin::Rand
             | Builtin::Randn => self.tensor_builtin(b, args, f, span),
-            Builtin::Math(m) if matches!(arg(0), Value::Tensor(_)) => {
-                self.call_op(m.name(), &argv, Vec::new(), span)
-            }
-            Builtin::Math(m) if matches!(arg(0), Value::Tensor(_)) => {
-                self.call_op(m.name(), &argv, Vec::new(), span)
-            }
-            Builtin::Maximum | Builtin::Minimum | Builtin::Clip
-                if argv.iter().any(|v| matches!(v, Value::Tensor(_))) =>
-            {
+            Builtin::Math(m) if arg(0).is_tensor() => self.call_op(m.name(), &argv, Vec::new(), span),
+            Builtin::Maximum | Builtin::Minimum | Builtin::Clip if argv.iter().any(Value::is_tensor) => {
                 self.call_op(b.name(), &argv, Vec::new(), span)
             }
             Builtin::Math(m) => host_math(m, &arg(0)).or_else(|msg| fail(span, msg)),
-            Builtin::Maximum | Builtin::Minimum | Builtin::Clip
-                if argv.iter().any(|v| matches!(v, Value::Tensor(_))) =>
-            {
-                self.call_op(b.name(), &argv, Vec::new(), span)
-            }
             Builtin::Maximum | Builtin::Minimum => {
                 let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
                     return fail(
@@ -474,11 +474,10 @@ impl Interp {
         f: Frame,
         span: Span,
     ) -> R<Value> {
-        if let Value::Tensor(t) = &recv {
+        if recv.is_tensor() {
             let (pos, kw) = self.eval_args(args, f)?;
             if kw.is_empty() && matches!(name, "to" | "numel" | "item") {
-                let t = t.clone();
-                return self.tensor_method(&t, name, pos, span);
+                return self.tensor_method(&recv, name, pos, span);
             }
             let mut all = Vec::with_capacity(pos.len() + 1);
             all.push(recv.clone());
@@ -592,9 +591,10 @@ impl Interp {
                 ),
                 _ => fail(span, format!("unknown method `{name}` on `Arr`")),
             },
-            (Value::Tensor(t), _) => {
-                let t = t.clone();
-                self.tensor_method(&t, name, argv, span)
+            (Value::Tensor(_) | Value::Tracked(_), _) => self.tensor_method(&recv, name, argv, span),
+            (Value::Tape(tp), "watch") => {
+                want(1)?;
+                crate::autodiff::watch(tp, &argv[0]).or_else(|m| fail(span, format!("`watch`: {m}")))
             }
             (Value::Int(_) | Value::F64(_), _) if MathFn::from_name(name).is_some() => {
                 want(0)?;
@@ -611,18 +611,14 @@ impl Interp {
                 Some(i) => Ok(s.fields[i].clone()),
                 None => fail(span, format!("struct `{}` has no field `{name}`", s.def.name)),
             },
-            Value::Tensor(t) => {
-                let t = t.clone();
-                self.tensor_field(&t, name, span)
-            }
+            Value::Tensor(_) | Value::Tracked(_) => self.tensor_field(base, name, span),
             other => fail(span, format!("a `{}` has no field `{name}`", other.type_name())),
         }
     }
 
     pub(crate) fn index(&mut self, base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
-        if let Value::Tensor(t) = base {
-            let t = t.clone();
-            return self.tensor_index(&t, keys, span);
+        if base.is_tensor() {
+            return self.tensor_index(base, keys, span);
         }
         let [key] = keys else {
             return fail(span, format!("a `{}` takes exactly one index", base.type_name()));

@@ -317,7 +317,7 @@ impl Interp {
                     None => fail(e.span, format!("Int overflow: -({i}) does not fit in 64 bits")),
                 },
                 Value::F64(x) => Ok(Value::F64(-x)),
-                t @ Value::Tensor(_) => self.call_op("neg", &[t], Vec::new(), e.span),
+                t @ (Value::Tensor(_) | Value::Tracked(_)) => self.call_op("neg", &[t], Vec::new(), e.span),
                 other => fail(e.span, format!("cannot negate a `{}`", other.type_name())),
             },
             H::Not(a) => Ok(Value::Bool(!self.truth(a, f, "the operand of `not`")?)),
@@ -678,13 +678,13 @@ impl Interp {
                     run_body!();
                 }
             }
-            Value::Tensor(t) if t.ndim() > 0 => {
+            t @ (Value::Tensor(_) | Value::Tracked(_)) if t.as_tensor().is_some_and(|t| t.ndim() > 0) => {
                 // A tensor iterates over its first axis, as in NumPy.
-                for i in 0..t.shape()[0] {
-                    let row = t
-                        .index(&[twill_tensor::tensor::IndexItem::Single(i as i64)])
-                        .or_else(|e| fail(iter.span, e.0))?;
-                    self.stack[idx] = crate::tensors::tensor_value(row);
+                for i in 0..t.as_tensor().map_or(0, |t| t.shape()[0]) {
+                    let row =
+                        crate::autodiff::index(&t, &[twill_tensor::tensor::IndexItem::Single(i as i64)])
+                            .or_else(|m| fail(iter.span, m))?;
+                    self.stack[idx] = row;
                     run_body!();
                 }
             }
@@ -899,7 +899,10 @@ fn child_mut<'v>(place: &'v mut Value, key: &Key) -> Result<&'v mut Value, Place
 pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> {
     let ok = match (rt, &v) {
         (RtType::Any, _) => true,
-        (RtType::Crosscheck(d), Value::Tensor(t)) => t.dtype() == *d,
+        (RtType::Crosscheck(d), t @ (Value::Tensor(_) | Value::Tracked(_))) => {
+            t.as_tensor().is_some_and(|t| t.dtype() == *d)
+        }
+        (RtType::Tape, Value::Tape(_)) => true,
         (RtType::F64, Value::Int(i)) => return Ok(Value::F64(*i as f64)),
         (RtType::Int, Value::Int(_))
         | (RtType::F64, Value::F64(_))
@@ -912,8 +915,10 @@ pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> 
         | (RtType::Opt, Value::Some(_) | Value::None)
         | (RtType::Fn, Value::Func(_)) => true,
         (RtType::Struct(n), Value::Struct(s)) => *s.def.name == **n,
-        (RtType::Tensor(None), Value::Tensor(_)) => true,
-        (RtType::Tensor(Some(d)), Value::Tensor(t)) => t.dtype() == *d,
+        (RtType::Tensor(None), Value::Tensor(_) | Value::Tracked(_)) => true,
+        (RtType::Tensor(Some(d)), t @ (Value::Tensor(_) | Value::Tracked(_))) => {
+            t.as_tensor().is_some_and(|t| t.dtype() == *d)
+        }
         _ => false,
     };
     if ok {

@@ -2,6 +2,7 @@
 //! printing (spec §6) and run-time errors that carry spans. It never
 //! resolves a name and never panics on a user program.
 
+pub mod autodiff;
 mod builtins;
 mod interp;
 mod ops;

@@ -21,7 +21,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::F64(x), Value::F64(y)) => float_op(op, *x, *y),
-        (Value::Tensor(_), _) | (_, Value::Tensor(_)) => crate::tensors::tensor_binary(op, a, b),
+        (Value::Tensor(_) | Value::Tracked(_), _) | (_, Value::Tensor(_) | Value::Tracked(_)) => {
+            crate::tensors::tensor_binary(op, a, b)
+        }
         (Value::Int(x), Value::F64(y)) => float_op_mixed(op, a, b, *x as f64, *y),
         (Value::F64(x), Value::Int(y)) => float_op_mixed(op, a, b, *x, *y as f64),
         _ => match op {
@@ -250,7 +252,10 @@ pub fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
         }
         (Value::Range(x), Value::Range(y)) => x == y,
-        (Value::Tensor(x), Value::Tensor(y)) => {
+        (Value::Tensor(_) | Value::Tracked(_), Value::Tensor(_) | Value::Tracked(_)) => {
+            let (Some(x), Some(y)) = (a.as_tensor(), b.as_tensor()) else {
+                return false;
+            };
             x.dtype() == y.dtype()
                 && x.shape() == y.shape()
                 && x.scalars()

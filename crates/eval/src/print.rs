@@ -79,6 +79,12 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
             out.push_str(if s.fields.is_empty() { "}" } else { " }" });
         }
         Value::Tensor(t) => out.push_str(&twill_tensor::display::format_tensor(t)),
+        Value::Tracked(_) => {
+            if let Some(t) = v.as_tensor() {
+                out.push_str(&twill_tensor::display::format_tensor(t))
+            }
+        }
+        Value::Tape(_) => out.push_str("<tape>"),
         Value::Undefined => out.push_str("<undefined>"),
     }
 }

@@ -337,7 +337,9 @@ impl Interp {
             Builtin::Tensor => {
                 let dt = dtype_arg(get(1), span)?;
                 match need(0, "list")? {
-                    Value::Tensor(t) => t.cast(dt),
+                    v @ (Value::Tensor(_) | Value::Tracked(_)) => v
+                        .as_tensor()
+                        .map_or_else(|| Tensor::zeros(vec![0], dt), |t| t.cast(dt)),
                     Value::Arr(items) => {
                         let mut scalars = Vec::with_capacity(items.len());
                         for it in items.iter() {
@@ -356,8 +358,8 @@ impl Interp {
                     }
                 }
             }
-            Builtin::ZerosLike | Builtin::OnesLike => match need(0, "x")? {
-                Value::Tensor(t) => {
+            Builtin::ZerosLike | Builtin::OnesLike => match need(0, "x")?.as_tensor() {
+                Some(t) => {
                     let v = if b == Builtin::ZerosLike {
                         Scalar::I32(0)
                     } else {
@@ -365,10 +367,14 @@ impl Interp {
                     };
                     Tensor::full(t.shape().to_vec(), v, t.dtype())
                 }
-                other => {
+                None => {
                     return fail(
                         span,
-                        format!("`{}` needs a tensor, not `{}`", b.name(), other.type_name()),
+                        format!(
+                            "`{}` needs a tensor, not `{}`",
+                            b.name(),
+                            need(0, "x")?.type_name()
+                        ),
                     )
                 }
             },
@@ -392,7 +398,7 @@ impl Interp {
 
     pub(crate) fn tensor_method(
         &mut self,
-        t: &Rc<Tensor>,
+        recv: &Value,
         name: &str,
         argv: Vec<Value>,
         span: Span,
@@ -415,33 +421,39 @@ impl Interp {
             "to" => {
                 want(1)?;
                 let dt = dtype_arg(argv.first(), span)?;
-                t.cast(dt).map(tensor_value).or_else(|e| terr(span, e))
+                crate::autodiff::cast(recv, dt).or_else(|m| fail(span, m))
             }
             "numel" => {
                 want(0)?;
-                Ok(Value::Int(t.numel() as i64))
+                Ok(Value::Int(recv.as_tensor().map_or(0, |t| t.numel()) as i64))
             }
             "item" => {
                 want(0)?;
-                t.item().map(scalar_value).or_else(|e| terr(span, e))
+                match recv.as_tensor() {
+                    Some(t) => t.item().map(scalar_value).or_else(|e| terr(span, e)),
+                    None => fail(span, "`item` needs a tensor"),
+                }
             }
             _ => {
                 let mut pos = Vec::with_capacity(argv.len() + 1);
-                pos.push(Value::Tensor(t.clone()));
+                pos.push(recv.clone());
                 pos.extend(argv);
                 self.call_op(name, &pos, Vec::new(), span)
             }
         }
     }
 
-    pub(crate) fn tensor_field(&mut self, t: &Rc<Tensor>, name: &str, span: Span) -> R<Value> {
+    pub(crate) fn tensor_field(&mut self, recv: &Value, name: &str, span: Span) -> R<Value> {
+        let Some(t) = recv.as_tensor() else {
+            return fail(span, format!("a `{}` has no field `{name}`", recv.type_name()));
+        };
         match name {
             "dtype" => Ok(Value::DType(t.dtype())),
             "shape" => Ok(Value::Arr(Rc::new(
                 t.shape().iter().map(|&d| Value::Int(d as i64)).collect(),
             ))),
             "ndim" => Ok(Value::Int(t.ndim() as i64)),
-            "T" => Ok(tensor_value(t.reversed_axes())),
+            "T" => crate::autodiff::reverse(recv).or_else(|m| fail(span, m)),
             _ => fail(
                 span,
                 format!("a tensor has no field `{name}` (its fields are dtype, shape, ndim, T)"),
@@ -449,7 +461,7 @@ impl Interp {
         }
     }
 
-    pub(crate) fn tensor_index(&mut self, t: &Rc<Tensor>, keys: &[IndexKey], span: Span) -> R<Value> {
+    pub(crate) fn tensor_index(&mut self, recv: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
         let mut items = Vec::with_capacity(keys.len());
         for k in keys {
             items.push(match k {
@@ -465,7 +477,7 @@ impl Interp {
                 }
             });
         }
-        t.index(&items).map(tensor_value).or_else(|e| terr(span, e))
+        crate::autodiff::index(recv, &items).or_else(|m| fail(span, m))
     }
 }
 
@@ -507,6 +519,11 @@ pub(crate) type Keywords = Vec<(String, Value)>;
 pub(crate) fn to_arg(v: &Value, span: Span) -> R<Arg> {
     Ok(match v {
         Value::Tensor(t) => Arg::Tensor((**t).clone()),
+        Value::Tracked(_) => Arg::Tensor(
+            v.as_tensor()
+                .cloned()
+                .unwrap_or_else(|| Tensor::scalar(Scalar::F64(0.0))),
+        ),
         Value::Int(i) => Arg::Int(*i),
         Value::F64(x) => Arg::Float(*x),
         Value::Bool(b) => Arg::Bool(*b),
@@ -520,19 +537,8 @@ pub(crate) fn to_arg(v: &Value, span: Span) -> R<Arg> {
                         .map(|v| if let Value::Int(i) = v { *i } else { 0 })
                         .collect(),
                 )
-            } else if items.iter().all(|v| matches!(v, Value::Tensor(_))) {
-                Arg::Tensors(
-                    items
-                        .iter()
-                        .filter_map(|v| {
-                            if let Value::Tensor(t) = v {
-                                Some((**t).clone())
-                            } else {
-                                None
-                            }
-                        })
-                        .collect(),
-                )
+            } else if items.iter().all(Value::is_tensor) {
+                Arg::Tensors(items.iter().filter_map(|v| v.as_tensor().cloned()).collect())
             } else {
                 return fail(span, "an Arr argument must hold only Ints or only tensors");
             }
@@ -554,7 +560,8 @@ fn from_out(out: Out) -> Value {
 }
 
 impl Interp {
-    /// Runs a tensor operation of the table in `twill_tensor::ops`.
+    /// Runs a tensor operation of the table in `twill_tensor::ops`,
+    /// recorded on a tape when an operand is tracked.
     pub(crate) fn call_op(
         &mut self,
         name: &str,
@@ -562,17 +569,7 @@ impl Interp {
         kw: Vec<(String, Value)>,
         span: Span,
     ) -> R<Value> {
-        let mut args = Vec::with_capacity(pos.len());
-        for v in pos {
-            args.push(to_arg(v, span)?);
-        }
-        let mut kwargs = Vec::with_capacity(kw.len());
-        for (k, v) in kw {
-            kwargs.push((k, to_arg(&v, span)?));
-        }
-        twill_tensor::ops::call(name, args, kwargs)
-            .map(from_out)
-            .or_else(|e| terr(span, e))
+        crate::autodiff::op(name, pos, &kw).or_else(|m| fail(span, m))
     }
 
     /// Evaluates call arguments keeping keywords: (positional, keywords).
@@ -589,8 +586,46 @@ impl Interp {
     }
 }
 
-/// `a op b` with a tensor on at least one side (`@` is `matmul`).
+/// Runs a tensor operation on untracked values.
+pub(crate) fn plain_op(name: &str, pos: &[Value], kw: &Keywords) -> Result<Value, String> {
+    let span = Span::default();
+    let mut args = Vec::with_capacity(pos.len());
+    for v in pos {
+        args.push(to_arg(v, span).map_err(ctrl_message)?);
+    }
+    let mut kwargs = Vec::with_capacity(kw.len());
+    for (k, v) in kw {
+        kwargs.push((k.clone(), to_arg(v, span).map_err(ctrl_message)?));
+    }
+    twill_tensor::ops::call(name, args, kwargs)
+        .map(from_out)
+        .map_err(|e| e.0)
+}
+
+#[allow(clippy::boxed_local)] // the evaluator's error type is boxed
+fn ctrl_message(c: Box<crate::interp::Ctrl>) -> String {
+    match *c {
+        crate::interp::Ctrl::Error(e) => e.message,
+        _ => "invalid argument".into(),
+    }
+}
+
+/// `x.to(dt)` on an untracked tensor.
+pub(crate) fn plain_cast(x: &Value, dt: DType) -> Result<Value, String> {
+    let t = x
+        .as_tensor()
+        .ok_or_else(|| format!("`to` needs a tensor, not `{}`", x.type_name()))?;
+    t.cast(dt).map(tensor_value).map_err(|e| e.0)
+}
+
+/// `a op b` with a tensor on at least one side (`@` is `matmul`), recorded
+/// on a tape when an operand is tracked.
 pub(crate) fn tensor_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+    crate::autodiff::binary(op, a, b)
+}
+
+/// `a op b` on untracked values.
+pub(crate) fn plain_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -> Result<Value, String> {
     use twill_syntax::ast::BinOp as B;
     fn operand(v: &Value) -> Option<Operand<'_>> {
         match v {

@@ -24,6 +24,9 @@ pub enum Value {
     None,
     Struct(Rc<StructVal>),
     Tensor(Rc<Tensor>),
+    /// A tensor recorded on an autodiff tape (spec §8).
+    Tracked(Rc<crate::autodiff::Tracked>),
+    Tape(Rc<crate::autodiff::TapeVal>),
     /// A global whose definition has not run yet.
     Undefined,
 }
@@ -69,6 +72,16 @@ pub struct StructVal {
 }
 
 impl Value {
+    /// The tensor a tensor value holds, under any tapes that record it.
+    pub fn as_tensor(&self) -> Option<&Tensor> {
+        crate::autodiff::base(self)
+    }
+
+    /// Whether this is a tensor (recorded on a tape or not).
+    pub fn is_tensor(&self) -> bool {
+        matches!(self, Value::Tensor(_) | Value::Tracked(_))
+    }
+
     pub fn str(s: impl Into<String>) -> Value {
         Value::Str(Rc::new(s.into()))
     }
@@ -89,6 +102,8 @@ impl Value {
             Value::Some(_) | Value::None => "Opt".into(),
             Value::Struct(s) => s.def.name.to_string(),
             Value::Tensor(t) => format!("Tensor[{}]", t.dtype()),
+            Value::Tracked(_) => format!("Tensor[{}]", self.as_tensor().map_or(DType::F64, |t| t.dtype())),
+            Value::Tape(_) => "Tape".into(),
             Value::Undefined => "undefined".into(),
         }
     }

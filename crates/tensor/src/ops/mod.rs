@@ -5,8 +5,11 @@
 //! [`call`], and the oracle tests call the same entry point, so an
 //! operation exists in exactly one place.
 //!
-//! Each submodule owns a group of operations and exports its `OPS`.
+//! Each submodule owns a group of operations and exports its `OPS`, except
+//! `adjoint`, whose kernels (the adjoints autodiff needs) are not user
+//! operations and stay out of the table.
 
+pub mod adjoint;
 pub mod contract;
 pub mod dtypes;
 pub mod elementwise;

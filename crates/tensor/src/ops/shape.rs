@@ -522,7 +522,7 @@ fn rotation(n: usize, shift: i128) -> Vec<usize> {
 /// Index values as axis positions: integer tensors and integral float
 /// tensors (spec §4); a negative index counts from the end, as in `x[i]`;
 /// anything else, or out of range, is an error naming the value.
-fn index_values(
+pub(crate) fn index_values(
     op: &str,
     idx: &Tensor,
     n: usize,

@@ -1,0 +1,312 @@
+//! The autodiff builtins of spec §8: `tape`, `backward`,
+//! `backward_scaled`, `grads_finite`, and the functional forms `grad`,
+//! `value_and_grad`, `vjp`, `jvp`, `jacobian` and `hessian`, each built on
+//! tapes. `jvp` is the transpose of a vjp (the vjp is linear in its
+//! cotangent, so differentiating it with respect to that cotangent on an
+//! outer tape gives J·v exactly); `hessian` differentiates the gradient on
+//! an outer tape. Nothing here is a finite difference.
+
+use std::rc::Rc;
+
+use twill_check::builtins::Builtin;
+use twill_syntax::Span;
+use twill_tensor::promote::grad_dtype;
+use twill_tensor::Tensor;
+
+use super::{backward, backward_scaled, base, binary, grads_finite, op, watch, TapeVal};
+use crate::interp::{fail, Interp, R};
+use crate::tensors::tensor_value;
+use crate::value::Value;
+
+/// `v` seen from outside tape `tp`: its tracking by `tp` and by every
+/// tape made after it removed.
+fn outside(v: &Value, tp: &TapeVal) -> Value {
+    match v {
+        Value::Tracked(t) if t.node.level >= tp.level => outside(&t.primal, tp),
+        Value::Arr(items) => Value::Arr(Rc::new(items.iter().map(|x| outside(x, tp)).collect())),
+        other => other.clone(),
+    }
+}
+
+fn arr(items: Vec<Value>) -> Value {
+    Value::Arr(Rc::new(items))
+}
+
+impl Interp {
+    /// Watches `x` (a tensor, or an Arr of tensors) on `tp`.
+    fn watch_all(&mut self, tp: &TapeVal, x: &Value, what: &str, span: Span) -> R<Value> {
+        match x {
+            Value::Arr(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for it in items.iter() {
+                    out.push(watch(tp, it).or_else(|m| fail(span, format!("`{what}`: {m}")))?);
+                }
+                Ok(arr(out))
+            }
+            v if base(v).is_some() => watch(tp, v).or_else(|m| fail(span, format!("`{what}`: {m}"))),
+            other => fail(
+                span,
+                format!(
+                    "`{what}` differentiates with respect to a tensor or an Arr of tensors, not a `{}`",
+                    other.type_name()
+                ),
+            ),
+        }
+    }
+
+    /// f(x) recorded on a fresh tape: (tape, watched x, output).
+    fn record_call(&mut self, f: &Value, x: &Value, what: &str, span: Span) -> R<(TapeVal, Value)> {
+        let tp = TapeVal::new();
+        let xw = self.watch_all(&tp, x, what, span)?;
+        let y = self.call_with(f, vec![xw], span)?;
+        Ok((tp, y))
+    }
+
+    fn run_backward(&mut self, tp: &TapeVal, y: &Value, seed: &Value, multi: bool, span: Span) -> R<Value> {
+        let gs = backward(tp, y, seed).or_else(|m| fail(span, m))?;
+        Ok(if multi {
+            arr(gs)
+        } else {
+            gs.into_iter().next().unwrap_or(Value::Unit)
+        })
+    }
+
+    fn scalar_output(&mut self, y: &Value, what: &str, span: Span) -> R<()> {
+        match base(y) {
+            Some(t) if t.numel() == 1 => Ok(()),
+            Some(t) => fail(
+                span,
+                format!(
+                    "`{what}` needs a function that returns a one-element tensor, but it returned shape {}",
+                    twill_tensor::tensor::shape_str(t.shape())
+                ),
+            ),
+            None => fail(
+                span,
+                format!(
+                    "`{what}` needs a function that returns a tensor, but it returned a `{}`",
+                    y.type_name()
+                ),
+            ),
+        }
+    }
+
+    /// The gradient of scalar-valued `f` at `x`, and f(x).
+    fn grad_of(&mut self, f: &Value, x: &Value, what: &str, span: Span) -> R<(Value, Value)> {
+        let (tp, y) = self.record_call(f, x, what, span)?;
+        self.scalar_output(&y, what, span)?;
+        let g = self.run_backward(&tp, &y, &Value::F64(1.0), matches!(x, Value::Arr(_)), span)?;
+        Ok((outside(&y, &tp), g))
+    }
+
+    fn one_hot(&mut self, shape: &[usize], dt: twill_tensor::DType, j: usize, span: Span) -> R<Value> {
+        let n: usize = shape.iter().product();
+        let mut v = vec![0.0f64; n];
+        v[j] = 1.0;
+        Tensor::from_vec(v, shape.to_vec())
+            .and_then(|t| t.cast(dt))
+            .map(tensor_value)
+            .or_else(|e| fail(span, e.0))
+    }
+
+    /// Rows of a Jacobian, stacked and shaped `out_shape + in_shape`.
+    fn stack_rows(
+        &mut self,
+        rows: Vec<Value>,
+        out_shape: &[usize],
+        in_shape: &[usize],
+        span: Span,
+    ) -> R<Value> {
+        let mut shape = out_shape.to_vec();
+        shape.extend_from_slice(in_shape);
+        if rows.is_empty() {
+            let dt = twill_tensor::DType::F32;
+            return Tensor::zeros(shape, dt)
+                .map(tensor_value)
+                .or_else(|e| fail(span, e.0));
+        }
+        let stacked = op("stack", &[arr(rows)], &Vec::new()).or_else(|m| fail(span, m))?;
+        let shape_v = arr(shape.iter().map(|&d| Value::Int(d as i64)).collect());
+        op("reshape", &[stacked, shape_v], &Vec::new()).or_else(|m| fail(span, m))
+    }
+
+    /// The autodiff builtins.
+    pub(crate) fn autodiff_builtin(&mut self, b: Builtin, argv: Vec<Value>, span: Span) -> R<Value> {
+        let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
+        let tape_arg = |v: &Value| -> R<Rc<TapeVal>> {
+            match v {
+                Value::Tape(t) => Ok(t.clone()),
+                other => fail(
+                    span,
+                    format!("`{}` needs a Tape, not `{}`", b.name(), other.type_name()),
+                ),
+            }
+        };
+        let res = |r: Result<Vec<Value>, String>| -> Value {
+            match r {
+                Ok(gs) => Value::Ok(Rc::new(arr(gs))),
+                Err(m) => Value::Err(Rc::new(Value::str(m))),
+            }
+        };
+        match b {
+            Builtin::Tape => Ok(Value::Tape(Rc::new(TapeVal::new()))),
+            Builtin::Backward => {
+                let tp = tape_arg(&arg(0))?;
+                Ok(res(backward(&tp, &arg(1), &arg(2))))
+            }
+            Builtin::BackwardScaled => {
+                let tp = tape_arg(&arg(0))?;
+                let scale = match arg(3) {
+                    Value::F64(s) => s,
+                    Value::Int(i) => i as f64,
+                    other => {
+                        return fail(
+                            span,
+                            format!(
+                                "`backward_scaled` needs an F64 scale, not `{}`",
+                                other.type_name()
+                            ),
+                        )
+                    }
+                };
+                if !(scale.is_finite() && scale > 0.0) {
+                    return fail(
+                        span,
+                        format!("`backward_scaled`: the scale must be finite and positive, not {scale}"),
+                    );
+                }
+                Ok(res(backward_scaled(&tp, &arg(1), &arg(2), scale)))
+            }
+            Builtin::GradsFinite => grads_finite(&arg(0)).map(Value::Bool).or_else(|m| fail(span, m)),
+            Builtin::Grad => Ok(self.grad_of(&arg(0), &arg(1), "grad", span)?.1),
+            Builtin::ValueAndGrad => {
+                let (v, g) = self.grad_of(&arg(0), &arg(1), "value_and_grad", span)?;
+                Ok(arr(vec![v, g]))
+            }
+            Builtin::Vjp => {
+                let (tp, y) = self.record_call(&arg(0), &arg(1), "vjp", span)?;
+                self.run_backward(&tp, &y, &arg(2), matches!(arg(1), Value::Arr(_)), span)
+            }
+            Builtin::Jvp => self.jvp(&arg(0), &arg(1), &arg(2), span),
+            Builtin::Jacobian => {
+                let (f, x) = (arg(0), arg(1));
+                let Some(xt) = base(&x).cloned() else {
+                    return fail(
+                        span,
+                        format!("`jacobian` needs a tensor, not `{}`", x.type_name()),
+                    );
+                };
+                let (tp, y) = self.record_call(&f, &x, "jacobian", span)?;
+                let Some(yt) = base(&y).cloned() else {
+                    return fail(
+                        span,
+                        format!(
+                            "`jacobian` needs a function that returns a tensor, not a `{}`",
+                            y.type_name()
+                        ),
+                    );
+                };
+                let gdt = grad_dtype(yt.dtype());
+                let mut rows = Vec::with_capacity(yt.numel());
+                for j in 0..yt.numel() {
+                    let seed = self.one_hot(yt.shape(), gdt, j, span)?;
+                    rows.push(self.run_backward(&tp, &y, &seed, false, span)?);
+                }
+                self.stack_rows(rows, yt.shape(), xt.shape(), span)
+            }
+            Builtin::Hessian => {
+                let (f, x) = (arg(0), arg(1));
+                let Some(xt) = base(&x).cloned() else {
+                    return fail(span, format!("`hessian` needs a tensor, not `{}`", x.type_name()));
+                };
+                let outer = TapeVal::new();
+                let x1 = watch(&outer, &x).or_else(|m| fail(span, format!("`hessian`: {m}")))?;
+                let (_, g) = self.grad_of(&f, &x1, "hessian", span)?;
+                let gdt = grad_dtype(xt.dtype());
+                let mut rows = Vec::with_capacity(xt.numel());
+                for j in 0..xt.numel() {
+                    let seed = self.one_hot(xt.shape(), gdt, j, span)?;
+                    rows.push(self.run_backward(&outer, &g, &seed, false, span)?);
+                }
+                let h = self.stack_rows(rows, xt.shape(), xt.shape(), span)?;
+                Ok(outside(&h, &outer))
+            }
+            _ => fail(span, format!("`{}` is not an autodiff builtin", b.name())),
+        }
+    }
+
+    /// J·v: differentiate u ↦ Jᵀu (recorded on an outer tape, where u is
+    /// watched) with respect to u, in the direction v.
+    fn jvp(&mut self, f: &Value, x: &Value, v: &Value, span: Span) -> R<Value> {
+        let outer = TapeVal::new();
+        let (tp, y) = self.record_call(f, x, "jvp", span)?;
+        let Some(yt) = base(&y).cloned() else {
+            return fail(
+                span,
+                format!(
+                    "`jvp` needs a function that returns a tensor, not a `{}`",
+                    y.type_name()
+                ),
+            );
+        };
+        let gdt = grad_dtype(yt.dtype());
+        let u0 = Tensor::zeros(yt.shape().to_vec(), gdt)
+            .map(tensor_value)
+            .or_else(|e| fail(span, e.0))?;
+        let u = watch(&outer, &u0).or_else(|m| fail(span, m))?;
+        let gs = backward(&tp, &y, &u).or_else(|m| fail(span, m))?;
+        let vs: Vec<Value> = match (x, v) {
+            (Value::Arr(_), Value::Arr(vs)) => vs.iter().cloned().collect(),
+            (Value::Arr(_), other) => {
+                return fail(
+                    span,
+                    format!(
+                        "`jvp`: x is an Arr, so v must be an Arr of tensors, not `{}`",
+                        other.type_name()
+                    ),
+                )
+            }
+            (_, v) => vec![v.clone()],
+        };
+        if vs.len() != gs.len() {
+            return fail(
+                span,
+                format!("`jvp`: {} tangents for {} inputs", vs.len(), gs.len()),
+            );
+        }
+        let mut total: Option<Value> = None;
+        for (g, t) in gs.iter().zip(&vs) {
+            let (Some(gt), Some(tt)) = (base(g), base(t)) else {
+                return fail(
+                    span,
+                    format!("`jvp`: a tangent must be a tensor, not `{}`", t.type_name()),
+                );
+            };
+            if gt.shape() != tt.shape() {
+                return fail(
+                    span,
+                    format!(
+                        "`jvp`: the tangent has shape {} but x has shape {}",
+                        twill_tensor::tensor::shape_str(tt.shape()),
+                        twill_tensor::tensor::shape_str(gt.shape())
+                    ),
+                );
+            }
+            let s = op(
+                "sum",
+                &[binary(twill_syntax::ast::BinOp::Mul, g, t).or_else(|m| fail(span, m))?],
+                &Vec::new(),
+            )
+            .or_else(|m| fail(span, m))?;
+            total = Some(match total {
+                None => s,
+                Some(acc) => binary(twill_syntax::ast::BinOp::Add, &acc, &s).or_else(|m| fail(span, m))?,
+            });
+        }
+        let Some(total) = total else {
+            return fail(span, "`jvp` needs at least one input");
+        };
+        let jv = backward(&outer, &total, &Value::F64(1.0)).or_else(|m| fail(span, m))?;
+        Ok(jv.into_iter().next().unwrap_or(Value::Unit))
+    }
+}

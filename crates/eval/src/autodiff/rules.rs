@@ -1,0 +1,1077 @@
+//! The vjp rule of every differentiable operation. A rule gets a node's
+//! arguments (primals), its primal output and its cotangent `ct`, and
+//! returns one contribution per argument that needs one, already reduced
+//! to that argument's shape. Rules are written with the recording
+//! operations of the parent module, so a rule run on values tracked by an
+//! outer tape is itself recorded there (nested differentiation). They never
+//! choose a dtype: narrow primals are widened to the cotangent's dtype
+//! (`wide`) so that nothing is computed narrower than the gradient, and
+//! `accumulate` does the one rounding.
+//!
+//! At points where a function is not differentiable the rules follow
+//! PyTorch: relu′(0) = 0, abs′(0) = 0, ties of maximum/minimum and of the
+//! max/min/median reductions share the gradient evenly, clip passes the
+//! gradient on its closed interval.
+
+// Argument lists are arrays of owned values; `from_ref` would make each
+// call site harder to read.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
+use std::rc::Rc;
+
+use twill_syntax::ast::BinOp;
+use twill_tensor::tensor::IndexItem;
+use twill_tensor::DType;
+
+use super::{base, cast, index, index_add, op, reverse, scatter_add, AdOp, Slot};
+use crate::tensors::tensor_value;
+use crate::value::Value;
+
+type Res<T> = Result<T, String>;
+
+/// `a op b` on any values (host numbers too), recorded when tracked.
+fn binary(bop: BinOp, a: &Value, b: &Value) -> Res<Value> {
+    crate::ops::binary(bop, a, b)
+}
+type Contribs = Vec<(Slot, Value)>;
+
+fn slot(arg: usize) -> Slot {
+    Slot { arg, elem: 0 }
+}
+
+fn o(name: &str, pos: &[Value]) -> Res<Value> {
+    op(name, pos, &Vec::new())
+}
+
+fn okw(name: &str, pos: &[Value], kw: &[(&str, Value)]) -> Res<Value> {
+    let kw: Vec<(String, Value)> = kw.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    op(name, pos, &kw)
+}
+
+fn add(a: &Value, b: &Value) -> Res<Value> {
+    binary(BinOp::Add, a, b)
+}
+fn sub(a: &Value, b: &Value) -> Res<Value> {
+    binary(BinOp::Sub, a, b)
+}
+fn mul(a: &Value, b: &Value) -> Res<Value> {
+    binary(BinOp::Mul, a, b)
+}
+fn div(a: &Value, b: &Value) -> Res<Value> {
+    binary(BinOp::Div, a, b)
+}
+fn cmp(bop: BinOp, a: &Value, b: &Value) -> Res<Value> {
+    binary(bop, a, b)
+}
+fn f(x: f64) -> Value {
+    Value::F64(x)
+}
+fn int(i: usize) -> Value {
+    Value::Int(i as i64)
+}
+fn ints(v: &[usize]) -> Value {
+    Value::Arr(Rc::new(v.iter().map(|&i| Value::Int(i as i64)).collect()))
+}
+
+fn shape(v: &Value) -> Vec<usize> {
+    base(v).map_or_else(Vec::new, |t| t.shape().to_vec())
+}
+
+fn dtype(v: &Value) -> Option<DType> {
+    base(v).map(|t| t.dtype())
+}
+
+fn is_tensor(v: &Value) -> bool {
+    base(v).is_some()
+}
+
+/// `v` widened to the cotangent's dtype `gdt` if it is narrower (every
+/// dtype but f64 is narrower than an f64 cotangent; only bool, the
+/// integers, bf16 and f16 are narrower than an f32 one).
+fn wide(v: &Value, gdt: DType) -> Res<Value> {
+    match dtype(v) {
+        Some(d) if d != gdt && d != DType::F64 => cast(v, gdt),
+        _ => Ok(v.clone()),
+    }
+}
+
+/// `where(c, v, 0)`.
+fn masked(c: &Value, v: &Value) -> Res<Value> {
+    select(c, v, &f(0.0))
+}
+
+/// `where(c, a, b)`, also for a host Bool `c` (from host operands).
+fn select(c: &Value, a: &Value, b: &Value) -> Res<Value> {
+    match c {
+        Value::Bool(true) => Ok(a.clone()),
+        Value::Bool(false) => Ok(b.clone()),
+        _ => o("where", &[c.clone(), a.clone(), b.clone()]),
+    }
+}
+
+/// The sum of `v` over the axes that broadcasting added or stretched, so
+/// that the result has `target`'s shape.
+fn sum_to(v: &Value, target: &[usize]) -> Res<Value> {
+    let s = shape(v);
+    if s == target {
+        return Ok(v.clone());
+    }
+    let lead = s.len().saturating_sub(target.len());
+    let mut cur = v.clone();
+    if lead > 0 {
+        cur = okw("sum", &[cur], &[("axis", ints(&(0..lead).collect::<Vec<_>>()))])?;
+    }
+    let stretched: Vec<usize> = target
+        .iter()
+        .enumerate()
+        .filter(|&(i, &d)| d == 1 && s[lead + i] != 1)
+        .map(|(i, _)| i)
+        .collect();
+    if !stretched.is_empty() {
+        cur = okw(
+            "sum",
+            &[cur],
+            &[("axis", ints(&stretched)), ("keepdim", Value::Bool(true))],
+        )?;
+    }
+    if shape(&cur) != target {
+        cur = o("reshape", &[cur, ints(target)])?;
+    }
+    Ok(cur)
+}
+
+fn norm_axis(a: i64, ndim: usize) -> Res<usize> {
+    twill_tensor::tensor::normalize_axis(a, ndim).map_err(|e| e.0)
+}
+
+/// The axes a reduction reduced (all when `axis` is absent).
+fn reduced_axes(axis: &Option<Value>, ndim: usize) -> Res<Vec<usize>> {
+    let mut axes = match axis {
+        None => (0..ndim).collect(),
+        Some(Value::Int(a)) => vec![norm_axis(*a, ndim.max(1))?],
+        Some(Value::Arr(items)) => {
+            let mut v = Vec::new();
+            for it in items.iter() {
+                match it {
+                    Value::Int(a) => v.push(norm_axis(*a, ndim.max(1))?),
+                    _ => return Err("an axis must be an Int".into()),
+                }
+            }
+            v
+        }
+        Some(t) if is_tensor(t) => {
+            let mut v = Vec::new();
+            for x in base(t).map(|t| t.to_f64_vec()).unwrap_or_default() {
+                v.push(norm_axis(x as i64, ndim.max(1))?);
+            }
+            v
+        }
+        Some(other) => return Err(format!("an axis cannot be a `{}`", other.type_name())),
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    if ndim == 0 {
+        axes.clear();
+    }
+    Ok(axes)
+}
+
+fn flag(v: &Option<Value>) -> bool {
+    matches!(v, Some(Value::Bool(true)))
+}
+
+/// A reduction's cotangent (or output) brought back to the input's shape.
+fn expand(v: &Value, axes: &[usize], keepdim: bool, xshape: &[usize]) -> Res<Value> {
+    let mut cur = v.clone();
+    if !keepdim {
+        let mut kept = shape(&cur);
+        for &a in axes {
+            kept.insert(a, 1);
+        }
+        cur = o("reshape", &[cur, ints(&kept)])?;
+    }
+    o("broadcast_to", &[cur, ints(xshape)])
+}
+
+/// The number of elements a reduction folded into each output.
+fn count(xshape: &[usize], axes: &[usize]) -> f64 {
+    axes.iter().map(|&a| xshape[a] as f64).product()
+}
+
+fn arg(args: &[Option<Value>], i: usize) -> Res<Value> {
+    args.get(i)
+        .cloned()
+        .flatten()
+        .ok_or_else(|| "internal error: a recorded argument is missing (a bug in twill)".to_string())
+}
+
+/// The contributions of a node with operation `op`.
+pub(super) fn vjp(
+    op: &AdOp,
+    args: &[Option<Value>],
+    out: &Value,
+    ct: &Value,
+    need: &dyn Fn(Slot) -> bool,
+) -> Res<Contribs> {
+    let gdt = dtype(ct).unwrap_or(DType::F32);
+    let mut c: Contribs = Vec::new();
+    let need0 = need(slot(0));
+    match op {
+        AdOp::Bin(bop) => {
+            let (a, b) = (arg(args, 0)?, arg(args, 1)?);
+            binary_rule(*bop, &a, &b, out, ct, gdt, need, &mut c)?;
+        }
+        AdOp::Cast => c.push((slot(0), ct.clone())),
+        AdOp::Reverse => c.push((slot(0), reverse(ct)?)),
+        AdOp::Index(items) => {
+            let x = arg(args, 0)?;
+            c.push((slot(0), index_adjoint(ct, items, &shape(&x))?));
+        }
+        AdOp::IndexAdd(axis) => {
+            let idx = arg(args, 1)?;
+            c.push((slot(0), o("index_select", &[ct.clone(), int(*axis), idx])?));
+        }
+        AdOp::ScatterAdd(axis) => {
+            let idx = arg(args, 1)?;
+            c.push((slot(0), o("gather", &[ct.clone(), int(*axis), idx])?));
+        }
+        AdOp::Table(name) => table_rule(name, args, out, ct, gdt, need, need0, &mut c)?,
+    }
+    Ok(c)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn binary_rule(
+    bop: BinOp,
+    a: &Value,
+    b: &Value,
+    out: &Value,
+    ct: &Value,
+    gdt: DType,
+    need: &dyn Fn(Slot) -> bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let (sa, sb) = (shape(a), shape(b));
+    let (na, nb) = (need(slot(0)), need(slot(1)));
+    let (wa, wb) = (wide(a, gdt)?, wide(b, gdt)?);
+    match bop {
+        BinOp::Add => {
+            if na {
+                c.push((slot(0), sum_to(ct, &sa)?));
+            }
+            if nb {
+                c.push((slot(1), sum_to(ct, &sb)?));
+            }
+        }
+        BinOp::Sub => {
+            if na {
+                c.push((slot(0), sum_to(ct, &sa)?));
+            }
+            if nb {
+                c.push((slot(1), sum_to(&o("neg", &[ct.clone()])?, &sb)?));
+            }
+        }
+        BinOp::Mul => {
+            if na {
+                c.push((slot(0), sum_to(&mul(ct, &wb)?, &sa)?));
+            }
+            if nb {
+                c.push((slot(1), sum_to(&mul(ct, &wa)?, &sb)?));
+            }
+        }
+        BinOp::Div => {
+            if na {
+                c.push((slot(0), sum_to(&div(ct, &wb)?, &sa)?));
+            }
+            if nb {
+                // d(a/b)/db = -(a/b)/b
+                let q = div(&wa, &wb)?;
+                let g = o("neg", &[div(&mul(ct, &q)?, &wb)?])?;
+                c.push((slot(1), sum_to(&g, &sb)?));
+            }
+        }
+        BinOp::Mod => {
+            // a - floor(a/b)·b (PyTorch's remainder)
+            if na {
+                c.push((slot(0), sum_to(ct, &sa)?));
+            }
+            if nb {
+                let q = binary(BinOp::FloorDiv, &wa, &wb)?;
+                let g = o("neg", &[mul(ct, &q)?])?;
+                c.push((slot(1), sum_to(&g, &sb)?));
+            }
+        }
+        BinOp::Pow => {
+            if na {
+                // b·a^(b-1), 0 where b == 0 (PyTorch)
+                let d = mul(&wb, &binary(BinOp::Pow, &wa, &sub(&wb, &f(1.0))?)?)?;
+                let d = select(&cmp(BinOp::Eq, &wb, &f(0.0))?, &f(0.0), &d)?;
+                c.push((slot(0), sum_to(&mul(ct, &d)?, &sa)?));
+            }
+            if nb {
+                // a^b·log(a), 0 where a == 0 and b >= 0 (PyTorch)
+                let wo = wide(out, gdt)?;
+                let d = mul(&wo, &o("log", &[wa.clone()])?)?;
+                let zero = binary(
+                    BinOp::BitAnd,
+                    &cmp(BinOp::Eq, &wa, &f(0.0))?,
+                    &cmp(BinOp::Ge, &wb, &f(0.0))?,
+                )?;
+                let d = select(&zero, &f(0.0), &d)?;
+                c.push((slot(1), sum_to(&mul(ct, &d)?, &sb)?));
+            }
+        }
+        _ => return Err(format!("`{}` has no gradient", bop.symbol())),
+    }
+    Ok(())
+}
+
+/// maximum/minimum: the gradient goes to the larger (smaller) operand, and
+/// is shared evenly on a tie (PyTorch).
+fn extremum_rule(
+    a: &Value,
+    b: &Value,
+    ct: &Value,
+    gdt: DType,
+    is_max: bool,
+    need: &dyn Fn(Slot) -> bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let (wa, wb) = (wide(a, gdt)?, wide(b, gdt)?);
+    let half = mul(ct, &f(0.5))?;
+    let wins = |x: &Value, y: &Value| cmp(if is_max { BinOp::Gt } else { BinOp::Lt }, x, y);
+    let tie = cmp(BinOp::Eq, &wa, &wb)?;
+    for (i, (x, y)) in [(&wa, &wb), (&wb, &wa)].into_iter().enumerate() {
+        if !need(slot(i)) || !is_tensor(if i == 0 { a } else { b }) {
+            continue;
+        }
+        // NaN propagates: a NaN operand takes the whole gradient.
+        let nan = o("isnan", &[x.clone()])?;
+        let g = o("where", &[wins(x, y)?, ct.clone(), masked(&tie, &half)?])?;
+        let g = o("where", &[nan, ct.clone(), g])?;
+        let s = shape(if i == 0 { a } else { b });
+        c.push((slot(i), sum_to(&g, &s)?));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn table_rule(
+    name: &str,
+    args: &[Option<Value>],
+    out: &Value,
+    ct: &Value,
+    gdt: DType,
+    need: &dyn Fn(Slot) -> bool,
+    need0: bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let x = arg(args, 0)?;
+    let xs = shape(&x);
+    let wx = || wide(&x, gdt);
+    let wo = || wide(out, gdt);
+    let one = |g: Value| -> Res<Value> { Ok(g) };
+    let unary = |c: &mut Contribs, g: Res<Value>| -> Res<()> {
+        if need0 {
+            c.push((slot(0), g?));
+        }
+        Ok(())
+    };
+    match name {
+        "maximum" | "minimum" => extremum_rule(&x, &arg(args, 1)?, ct, gdt, name == "maximum", need, c)?,
+        "where" => {
+            let (cond, a, b) = (x.clone(), arg(args, 1)?, arg(args, 2)?);
+            if need(slot(1)) {
+                c.push((slot(1), sum_to(&masked(&cond, ct)?, &shape(&a))?));
+            }
+            if need(slot(2)) {
+                let g = o("where", &[cond, f(0.0), ct.clone()])?;
+                c.push((slot(2), sum_to(&g, &shape(&b))?));
+            }
+        }
+        "neg" => unary(c, o("neg", &[ct.clone()]))?,
+        "abs" => unary(c, mul(ct, &o("sign", &[wx()?])?))?,
+        "relu" => unary(c, masked(&cmp(BinOp::Gt, &wx()?, &f(0.0))?, ct))?,
+        "square" => unary(c, mul(ct, &mul(&wx()?, &f(2.0))?))?,
+        "clip" => {
+            // PyTorch's clamp: x gets the gradient on lo <= x <= hi.
+            let w = wx()?;
+            let lo = args.get(1).cloned().flatten();
+            let hi = args.get(2).cloned().flatten();
+            let mut inside = cmp(BinOp::Eq, &w, &w)?; // false only at NaN
+            if let Some(l) = &lo {
+                inside = binary(BinOp::BitAnd, &inside, &cmp(BinOp::Ge, &w, &wide(l, gdt)?)?)?;
+            }
+            if let Some(h) = &hi {
+                inside = binary(BinOp::BitAnd, &inside, &cmp(BinOp::Le, &w, &wide(h, gdt)?)?)?;
+            }
+            if need0 {
+                c.push((slot(0), masked(&inside, ct)?));
+            }
+            if let (Some(l), true) = (&lo, need(slot(1))) {
+                let g = masked(&cmp(BinOp::Lt, &w, &wide(l, gdt)?)?, ct)?;
+                c.push((slot(1), sum_to(&g, &shape(l))?));
+            }
+            if let (Some(h), true) = (&hi, need(slot(2))) {
+                let mut above = cmp(BinOp::Gt, &w, &wide(h, gdt)?)?;
+                if let Some(l) = &lo {
+                    // lo > hi gives hi everywhere.
+                    above = binary(
+                        BinOp::BitOr,
+                        &above,
+                        &cmp(BinOp::Gt, &wide(l, gdt)?, &wide(h, gdt)?)?,
+                    )?;
+                }
+                let g = masked(&above, ct)?;
+                c.push((slot(2), sum_to(&g, &shape(h))?));
+            }
+        }
+        "exp" => unary(c, mul(ct, &wo()?))?,
+        "log" => unary(c, div(ct, &wx()?))?,
+        "log1p" => unary(c, div(ct, &add(&wx()?, &f(1.0))?))?,
+        "expm1" => unary(c, mul(ct, &add(&wo()?, &f(1.0))?))?,
+        "sqrt" => unary(c, div(&mul(ct, &f(0.5))?, &wo()?))?,
+        "rsqrt" => {
+            // d/dx x^(-1/2) = -1/2 · out³
+            let w = wo()?;
+            unary(c, mul(&mul(ct, &f(-0.5))?, &mul(&w, &mul(&w, &w)?)?))?
+        }
+        "sin" => unary(c, mul(ct, &o("cos", &[wx()?])?))?,
+        "cos" => unary(c, o("neg", &[mul(ct, &o("sin", &[wx()?])?)?]))?,
+        "tan" => {
+            let w = wo()?;
+            unary(c, mul(ct, &add(&mul(&w, &w)?, &f(1.0))?))?
+        }
+        "tanh" => {
+            let w = wo()?;
+            unary(c, mul(ct, &sub(&f(1.0), &mul(&w, &w)?)?))?
+        }
+        "sigmoid" => {
+            let w = wo()?;
+            unary(c, mul(ct, &mul(&w, &sub(&f(1.0), &w)?)?))?
+        }
+        "sum" | "mean" => {
+            let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
+            let mut g = expand(ct, &axes, flag(&args.get(2).cloned().flatten()), &xs)?;
+            if name == "mean" {
+                g = div(&g, &f(count(&xs, &axes)))?;
+            }
+            unary(c, one(g))?
+        }
+        "prod" => unary(
+            c,
+            prod_rule(
+                &wx()?,
+                &args.get(1).cloned().flatten(),
+                flag(&args.get(2).cloned().flatten()),
+                ct,
+            ),
+        )?,
+        "max" | "min" | "median" => {
+            // Shared evenly among the elements equal to the result (all the
+            // NaNs when the result is NaN), as PyTorch's amax/amin/median.
+            let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
+            let keep = flag(&args.get(2).cloned().flatten());
+            let w = wx()?;
+            let oe = expand(&wo()?, &axes, keep, &xs)?;
+            let hit = binary(
+                BinOp::BitOr,
+                &cmp(BinOp::Eq, &w, &oe)?,
+                &binary(
+                    BinOp::BitAnd,
+                    &o("isnan", &[w.clone()])?,
+                    &o("isnan", &[oe.clone()])?,
+                )?,
+            )?;
+            let hitf = cast(&hit, gdt)?;
+            let n = okw(
+                "sum",
+                &[hitf.clone()],
+                &[("axis", ints(&axes)), ("keepdim", Value::Bool(true))],
+            )?;
+            let share = div(&o("broadcast_to", &[okw_keep(ct, &axes, keep)?, ints(&xs)])?, &n)?;
+            unary(c, mul(&share, &hitf))?
+        }
+        "var" | "std" => {
+            let axis = args.get(1).cloned().flatten();
+            let axes = reduced_axes(&axis, xs.len())?;
+            let keep = flag(&args.get(2).cloned().flatten());
+            let ddof = match args.get(3).cloned().flatten() {
+                Some(Value::Int(d)) => d as f64,
+                Some(Value::F64(d)) => d,
+                _ => 0.0,
+            };
+            let w = wx()?;
+            let mut kw: Vec<(&str, Value)> = vec![("keepdim", Value::Bool(true))];
+            if let Some(a) = &axis {
+                kw.push(("axis", a.clone()));
+            }
+            let mean = okw("mean", &[w.clone()], &kw)?;
+            let centred = sub(&w, &mean)?;
+            let n = count(&xs, &axes) - ddof;
+            let ge = expand(ct, &axes, keep, &xs)?;
+            let g = if name == "var" {
+                mul(&ge, &mul(&centred, &f(2.0 / n))?)?
+            } else {
+                let so = expand(&wo()?, &axes, keep, &xs)?;
+                let g = div(&mul(&ge, &centred)?, &mul(&so, &f(n))?)?;
+                o("where", &[cmp(BinOp::Eq, &so, &f(0.0))?, f(0.0), g])?
+            };
+            unary(c, one(g))?
+        }
+        "logsumexp" => {
+            let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
+            let keep = flag(&args.get(2).cloned().flatten());
+            let w = wx()?;
+            let oe = expand(&wo()?, &axes, keep, &xs)?;
+            let p = o("exp", &[sub(&w, &oe)?])?;
+            // A row of -inf: no gradient (0, not NaN).
+            let p = o("where", &[cmp(BinOp::Eq, &w, &f(f64::NEG_INFINITY))?, f(0.0), p])?;
+            unary(c, mul(&expand(ct, &axes, keep, &xs)?, &p))?
+        }
+        "cumsum" => {
+            let ax = arg(args, 1)?;
+            let r = o(
+                "flip",
+                &[
+                    o("cumsum", &[o("flip", &[ct.clone(), ax.clone()])?, ax.clone()])?,
+                    ax,
+                ],
+            )?;
+            unary(c, one(r))?
+        }
+        "cumprod" => {
+            // Σ_{j>=i} ct_j·out_j / x_i (x_i != 0; see docs/language.md)
+            let ax = arg(args, 1)?;
+            let s = mul(ct, &wo()?)?;
+            let r = o(
+                "flip",
+                &[o("cumsum", &[o("flip", &[s, ax.clone()])?, ax.clone()])?, ax],
+            )?;
+            unary(c, div(&r, &wx()?))?
+        }
+        "softmax" => {
+            let axis = args.get(1).cloned().flatten().unwrap_or(Value::Int(-1));
+            let w = wo()?;
+            let dot = okw(
+                "sum",
+                &[mul(ct, &w)?],
+                &[("axis", axis), ("keepdim", Value::Bool(true))],
+            )?;
+            unary(c, mul(&w, &sub(ct, &dot)?))?
+        }
+        "log_softmax" => {
+            let axis = args.get(1).cloned().flatten().unwrap_or(Value::Int(-1));
+            let p = o("exp", &[wo()?])?;
+            let s = okw(
+                "sum",
+                &[ct.clone()],
+                &[("axis", axis), ("keepdim", Value::Bool(true))],
+            )?;
+            unary(c, sub(ct, &mul(&p, &s)?))?
+        }
+        "reshape" | "squeeze" | "unsqueeze" => unary(c, o("reshape", &[ct.clone(), ints(&xs)]))?,
+        "broadcast_to" => unary(c, sum_to(ct, &xs))?,
+        "transpose" => unary(c, o("transpose", &[ct.clone(), arg(args, 1)?, arg(args, 2)?]))?,
+        "permute" => {
+            let axes = reduced_axes_order(&arg(args, 1)?, xs.len())?;
+            let mut inv = vec![0usize; axes.len()];
+            for (i, &a) in axes.iter().enumerate() {
+                inv[a] = i;
+            }
+            unary(c, o("permute", &[ct.clone(), ints(&inv)]))?
+        }
+        "flip" => {
+            let mut pos = vec![ct.clone()];
+            if let Some(a) = args.get(1).cloned().flatten() {
+                pos.push(a);
+            }
+            unary(c, o("flip", &pos))?
+        }
+        "roll" => {
+            let shift = match arg(args, 1)? {
+                Value::Int(s) => Value::Int(-s),
+                Value::Arr(items) => Value::Arr(Rc::new(
+                    items
+                        .iter()
+                        .map(|v| match v {
+                            Value::Int(s) => Value::Int(-s),
+                            other => other.clone(),
+                        })
+                        .collect(),
+                )),
+                other => return Err(format!("`roll`: a shift cannot be a `{}`", other.type_name())),
+            };
+            let mut pos = vec![ct.clone(), shift];
+            if let Some(a) = args.get(2).cloned().flatten() {
+                pos.push(a);
+            }
+            unary(c, o("roll", &pos))?
+        }
+        "concat" | "stack" => {
+            let Value::Arr(items) = &x else {
+                return Err(format!("`{name}` needs an Arr of tensors"));
+            };
+            let axis = match args.get(1).cloned().flatten() {
+                Some(Value::Int(a)) => a,
+                _ => 0,
+            };
+            let rank = shape(ct).len();
+            let ax = norm_axis(axis, rank.max(1))?;
+            let sizes: Vec<usize> = items
+                .iter()
+                .map(|t| {
+                    if name == "concat" {
+                        shape(t).get(ax).copied().unwrap_or(0)
+                    } else {
+                        1
+                    }
+                })
+                .collect();
+            let pieces = okw("split", &[ct.clone(), ints(&sizes)], &[("axis", int(ax))])?;
+            let Value::Arr(pieces) = pieces else {
+                return Err("`split` gave no pieces".into());
+            };
+            for (elem, (p, t)) in pieces.iter().zip(items.iter()).enumerate() {
+                let s = Slot { arg: 0, elem };
+                if need(s) {
+                    let g = if name == "stack" {
+                        o("reshape", &[p.clone(), ints(&shape(t))])?
+                    } else {
+                        p.clone()
+                    };
+                    c.push((s, g));
+                }
+            }
+        }
+        "gather" => {
+            let ax = match arg(args, 1)? {
+                Value::Int(a) => norm_axis(a, xs.len().max(1))?,
+                _ => return Err("`gather`: axis must be an Int".into()),
+            };
+            unary(c, scatter_add(ct, ax, &arg(args, 2)?, &xs))?
+        }
+        "index_select" => {
+            let ax = match arg(args, 1)? {
+                Value::Int(a) => norm_axis(a, xs.len().max(1))?,
+                _ => return Err("`index_select`: axis must be an Int".into()),
+            };
+            unary(
+                c,
+                index_add(ct, ax, &arg(args, 2)?, xs.get(ax).copied().unwrap_or(0)),
+            )?
+        }
+        "matmul" => matmul_rule(&x, &arg(args, 1)?, ct, gdt, need, c)?,
+        "linear" => {
+            let (w, b) = (arg(args, 1)?, args.get(2).cloned().flatten());
+            let ws = shape(&w);
+            let ww = wide(&w, gdt)?;
+            if need0 {
+                let g = if ws.len() == 1 {
+                    mul(&o("unsqueeze", &[ct.clone(), Value::Int(-1)])?, &ww)?
+                } else {
+                    o("matmul", &[ct.clone(), ww.clone()])?
+                };
+                c.push((slot(0), sum_to(&g, &xs)?));
+            }
+            if need(slot(1)) {
+                // Σ over the batch of ctᵀ x.
+                let wxv = wx()?;
+                let outs = if ws.len() == 1 { 1 } else { ws[0] };
+                let ins = *ws.last().unwrap_or(&1);
+                let rows: usize = xs.iter().product::<usize>() / ins.max(1);
+                let x2 = o("reshape", &[wxv, ints(&[rows, ins])])?;
+                let c2 = o("reshape", &[ct.clone(), ints(&[rows, outs])])?;
+                let g = o("matmul", &[reverse(&c2)?, x2])?;
+                c.push((slot(1), o("reshape", &[g, ints(&ws)])?));
+            }
+            if let (Some(b), true) = (&b, need(slot(2))) {
+                c.push((slot(2), sum_to(ct, &shape(b))?));
+            }
+        }
+        "einsum" => einsum_rule(args, ct, gdt, need, c)?,
+        "conv2d" => conv2d_rule(&x, &arg(args, 1)?, args, ct, gdt, need, c)?,
+        other => return Err(format!("`{other}` has no gradient rule")),
+    }
+    Ok(())
+}
+
+/// `ct` with the reduced axes restored as size-1 axes.
+fn okw_keep(ct: &Value, axes: &[usize], keepdim: bool) -> Res<Value> {
+    if keepdim {
+        return Ok(ct.clone());
+    }
+    let mut kept = shape(ct);
+    for &a in axes {
+        kept.insert(a, 1);
+    }
+    o("reshape", &[ct.clone(), ints(&kept)])
+}
+
+fn reduced_axes_order(v: &Value, ndim: usize) -> Res<Vec<usize>> {
+    match v {
+        Value::Arr(items) => items
+            .iter()
+            .map(|it| match it {
+                Value::Int(a) => norm_axis(*a, ndim.max(1)),
+                _ => Err("`permute`: axes must be Ints".into()),
+            })
+            .collect(),
+        t if is_tensor(t) => base(t)
+            .map(|t| t.to_f64_vec())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| norm_axis(a as i64, ndim.max(1)))
+            .collect(),
+        other => Err(format!("`permute`: axes cannot be a `{}`", other.type_name())),
+    }
+}
+
+/// prod: each element's gradient is the product of the others in its
+/// group, computed as exclusive products from both ends (exact with
+/// zeros, no division).
+fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<Value> {
+    let xs = shape(w);
+    let axes = reduced_axes(axis, xs.len())?;
+    if xs.is_empty() {
+        return Ok(ct.clone());
+    }
+    let kept: Vec<usize> = (0..xs.len()).filter(|a| !axes.contains(a)).collect();
+    let mut perm = kept.clone();
+    perm.extend(&axes);
+    let n: usize = axes.iter().map(|&a| xs[a]).product();
+    let m: usize = kept.iter().map(|&a| xs[a]).product();
+    let rows = o(
+        "reshape",
+        &[o("permute", &[w.clone(), ints(&perm)])?, ints(&[m, n])],
+    )?;
+    let onecol = twill_tensor::Tensor::full(
+        vec![m, 1],
+        twill_tensor::convert::Scalar::I32(1),
+        dtype(w).unwrap_or(DType::F32),
+    )
+    .map(tensor_value)
+    .map_err(|e| e.0)?;
+    let others = if n == 0 {
+        rows.clone()
+    } else {
+        let left_in = o(
+            "concat",
+            &[
+                Value::Arr(Rc::new(vec![
+                    onecol.clone(),
+                    index(
+                        &rows,
+                        &[
+                            IndexItem::Slice(None, None, None),
+                            IndexItem::Slice(None, Some(n as i64 - 1), None),
+                        ],
+                    )?,
+                ])),
+                int(1),
+            ],
+        )?;
+        let left = o("cumprod", &[left_in, int(1)])?;
+        let rflip = o("flip", &[rows.clone(), int(1)])?;
+        let right_in = o(
+            "concat",
+            &[
+                Value::Arr(Rc::new(vec![
+                    onecol,
+                    index(
+                        &rflip,
+                        &[
+                            IndexItem::Slice(None, None, None),
+                            IndexItem::Slice(None, Some(n as i64 - 1), None),
+                        ],
+                    )?,
+                ])),
+                int(1),
+            ],
+        )?;
+        let right = o("flip", &[o("cumprod", &[right_in, int(1)])?, int(1)])?;
+        mul(&left, &right)?
+    };
+    // Back to x's layout.
+    let mut pshape: Vec<usize> = kept.iter().map(|&a| xs[a]).collect();
+    pshape.extend(axes.iter().map(|&a| xs[a]));
+    let mut inv = vec![0usize; perm.len()];
+    for (i, &a) in perm.iter().enumerate() {
+        inv[a] = i;
+    }
+    let others = o("permute", &[o("reshape", &[others, ints(&pshape)])?, ints(&inv)])?;
+    mul(&expand(ct, &axes, keepdim, &xs)?, &others)
+}
+
+/// NumPy matmul: 1-D operands gain an axis, batches broadcast.
+fn matmul_rule(
+    a: &Value,
+    b: &Value,
+    ct: &Value,
+    gdt: DType,
+    need: &dyn Fn(Slot) -> bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let (sa, sb) = (shape(a), shape(b));
+    let (wa, wb) = (wide(a, gdt)?, wide(b, gdt)?);
+    let a2 = if sa.len() == 1 {
+        o("unsqueeze", &[wa, int(0)])?
+    } else {
+        wa
+    };
+    let b2 = if sb.len() == 1 {
+        o("unsqueeze", &[wb, Value::Int(-1)])?
+    } else {
+        wb
+    };
+    // The cotangent with the axes the 1-D operands dropped put back.
+    let mut cs = shape(ct);
+    if sa.len() == 1 {
+        let at = cs.len() - if sb.len() == 1 { 0 } else { 1 };
+        cs.insert(at, 1);
+    }
+    if sb.len() == 1 {
+        cs.push(1);
+    }
+    let ct2 = o("reshape", &[ct.clone(), ints(&cs)])?;
+    let swap = |v: &Value| o("transpose", &[v.clone(), Value::Int(-1), Value::Int(-2)]);
+    if need(slot(0)) {
+        let g = o("matmul", &[ct2.clone(), swap(&b2)?])?;
+        let g = sum_to(&g, &shape(&a2))?;
+        c.push((slot(0), o("reshape", &[g, ints(&sa)])?));
+    }
+    if need(slot(1)) {
+        let g = o("matmul", &[swap(&a2)?, ct2])?;
+        let g = sum_to(&g, &shape(&b2))?;
+        c.push((slot(1), o("reshape", &[g, ints(&sb)])?));
+    }
+    Ok(())
+}
+
+/// The adjoint of basic indexing: the cotangent put back in place, zeros
+/// elsewhere, one axis at a time with `index_add`.
+fn index_adjoint(ct: &Value, items: &[IndexItem], xs: &[usize]) -> Res<Value> {
+    let mut cur = ct.clone();
+    for (k, it) in items.iter().enumerate() {
+        let n = xs[k] as i64;
+        let positions: Vec<f64> = match it {
+            IndexItem::Single(i) => {
+                cur = o("unsqueeze", &[cur, int(k)])?;
+                vec![(if *i < 0 { i + n } else { *i }) as f64]
+            }
+            IndexItem::Slice(a, b, s) => {
+                let (first, len, step) =
+                    twill_tensor::tensor::slice_bounds(*a, *b, *s, n).map_err(|e| e.0)?;
+                (0..len).map(|j| (first + j * step) as f64).collect()
+            }
+        };
+        let whole = positions.len() as i64 == n && positions.iter().enumerate().all(|(j, &p)| p == j as f64);
+        if whole {
+            continue;
+        }
+        let idx = twill_tensor::Tensor::from_vec(positions.clone(), vec![positions.len()])
+            .map(tensor_value)
+            .map_err(|e| e.0)?;
+        cur = index_add(&cur, k, &idx, xs[k])?;
+    }
+    Ok(cur)
+}
+
+/// einsum: the gradient of operand i is the einsum of the cotangent with
+/// the other operands, giving operand i's subscripts. A letter that only
+/// operand i has (summed away alone) is broadcast back; a letter repeated
+/// within operand i (a diagonal) has no gradient rule.
+fn einsum_rule(
+    args: &[Option<Value>],
+    ct: &Value,
+    gdt: DType,
+    need: &dyn Fn(Slot) -> bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let Some(Value::Str(spec)) = args.first().cloned().flatten() else {
+        return Err("`einsum` needs its spec".into());
+    };
+    let operands: Vec<Value> = args[1..].iter().filter_map(|a| a.clone()).collect();
+    let compact: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains('.') {
+        return Err("the gradient of an `einsum` with '...' is not supported; write the axes out".into());
+    }
+    let (ins, outs) = match compact.split_once("->") {
+        Some((i, o)) => (i.to_string(), o.to_string()),
+        None => {
+            let letters: Vec<char> = compact.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+            let mut once: Vec<char> = letters
+                .iter()
+                .copied()
+                .filter(|l| letters.iter().filter(|m| *m == l).count() == 1)
+                .collect();
+            once.sort_unstable();
+            (compact.clone(), once.into_iter().collect())
+        }
+    };
+    let terms: Vec<&str> = ins.split(',').collect();
+    for (i, term) in terms.iter().enumerate() {
+        let s = slot(i + 1);
+        if !need(s) {
+            continue;
+        }
+        let chars: Vec<char> = term.chars().collect();
+        let mut uniq = chars.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        if uniq.len() != chars.len() {
+            return Err(format!(
+                "the gradient of `einsum` term '{term}' (a repeated index, a diagonal) is not supported"
+            ));
+        }
+        let mut spec_terms = vec![outs.clone()];
+        let mut ops = vec![ct.clone()];
+        for (j, (t, v)) in terms.iter().zip(&operands).enumerate() {
+            if j != i {
+                spec_terms.push(t.to_string());
+                ops.push(wide(v, gdt)?);
+            }
+        }
+        let present: String = spec_terms.concat();
+        let kept: String = chars.iter().filter(|l| present.contains(**l)).collect();
+        let g_spec = format!("{}->{}", spec_terms.join(","), kept);
+        let mut pos = vec![Value::str(g_spec)];
+        pos.extend(ops);
+        let mut g = o("einsum", &pos)?;
+        let target = shape(&operands[i]);
+        if kept.len() != chars.len() {
+            let mut with_ones = Vec::new();
+            let gs = shape(&g);
+            let mut k = 0;
+            for l in &chars {
+                if kept.contains(*l) {
+                    with_ones.push(gs[k]);
+                    k += 1;
+                } else {
+                    with_ones.push(1);
+                }
+            }
+            g = o(
+                "broadcast_to",
+                &[o("reshape", &[g, ints(&with_ones)])?, ints(&target)],
+            )?;
+        }
+        c.push((s, g));
+    }
+    Ok(())
+}
+
+fn pair(v: Option<Value>, default: usize) -> Res<(usize, usize)> {
+    let get = |x: &Value| match x {
+        Value::Int(i) if *i >= 0 => Ok(*i as usize),
+        _ => Err("`conv2d`: stride and padding must be non-negative Ints".to_string()),
+    };
+    match v {
+        None => Ok((default, default)),
+        Some(Value::Int(i)) => {
+            let i = get(&Value::Int(i))?;
+            Ok((i, i))
+        }
+        Some(Value::Arr(items)) if items.len() == 2 => Ok((get(&items[0])?, get(&items[1])?)),
+        Some(Value::Arr(items)) if items.len() == 1 => {
+            let i = get(&items[0])?;
+            Ok((i, i))
+        }
+        Some(_) => Err("`conv2d`: stride and padding must be an Int or two".into()),
+    }
+}
+
+fn arange_idx(n: usize, f: impl Fn(usize) -> usize) -> Res<Value> {
+    let v: Vec<f64> = (0..n).map(|i| f(i) as f64).collect();
+    twill_tensor::Tensor::from_vec(v, vec![n])
+        .map(tensor_value)
+        .map_err(|e| e.0)
+}
+
+/// conv2d through its patches: P[n,c,i,k,j,l] = xp[n, c, i·sh + k, j·sw + l]
+/// (two `index_select`s of the padded input), so that the output is
+/// einsum("ncikjl,ockl->noij", P, w). Then dw = einsum of ct with P, and
+/// dx is dP put back with `index_add` and the padding cut off.
+#[allow(clippy::too_many_arguments)]
+fn conv2d_rule(
+    x: &Value,
+    w: &Value,
+    args: &[Option<Value>],
+    ct: &Value,
+    gdt: DType,
+    need: &dyn Fn(Slot) -> bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let (sh, sw) = pair(args.get(2).cloned().flatten(), 1)?;
+    let (ph, pw) = pair(args.get(3).cloned().flatten(), 0)?;
+    let xs0 = shape(x);
+    let one_image = xs0.len() == 3;
+    let (wx, ww) = (wide(x, gdt)?, wide(w, gdt)?);
+    let wx = if one_image {
+        o("unsqueeze", &[wx, int(0)])?
+    } else {
+        wx
+    };
+    let ct4 = if one_image {
+        o("unsqueeze", &[ct.clone(), int(0)])?
+    } else {
+        ct.clone()
+    };
+    let xs = shape(&wx);
+    let ks = shape(&ww);
+    let cs = shape(&ct4);
+    let (n, ch, h, wd) = (xs[0], xs[1], xs[2], xs[3]);
+    let (kh, kw) = (ks[2], ks[3]);
+    let (oh, ow) = (cs[2], cs[3]);
+    let (hp, wp) = (h + 2 * ph, wd + 2 * pw);
+    let pad = |v: Value| -> Res<Value> {
+        let mut v = v;
+        if ph > 0 {
+            let z = twill_tensor::Tensor::zeros(vec![n, ch, ph, wd], gdt)
+                .map(tensor_value)
+                .map_err(|e| e.0)?;
+            v = o("concat", &[Value::Arr(Rc::new(vec![z.clone(), v, z])), int(2)])?;
+        }
+        if pw > 0 {
+            let z = twill_tensor::Tensor::zeros(vec![n, ch, hp, pw], gdt)
+                .map(tensor_value)
+                .map_err(|e| e.0)?;
+            v = o("concat", &[Value::Arr(Rc::new(vec![z.clone(), v, z])), int(3)])?;
+        }
+        Ok(v)
+    };
+    let ih = arange_idx(oh * kh, |q| (q / kh) * sh + q % kh)?;
+    let iw = arange_idx(ow * kw, |q| (q / kw) * sw + q % kw)?;
+    if need(slot(1)) {
+        let xp = pad(wx.clone())?;
+        let p = o(
+            "index_select",
+            &[o("index_select", &[xp, int(2), ih.clone()])?, int(3), iw.clone()],
+        )?;
+        let p = o("reshape", &[p, ints(&[n, ch, oh, kh, ow, kw])])?;
+        let g = o("einsum", &[Value::str("noij,ncikjl->ockl"), ct4.clone(), p])?;
+        c.push((slot(1), g));
+    }
+    if need(slot(0)) {
+        let dp = o("einsum", &[Value::str("noij,ockl->ncikjl"), ct4, ww])?;
+        let dp = o("reshape", &[dp, ints(&[n, ch, oh * kh, ow * kw])])?;
+        let dxp = index_add(&index_add(&dp, 3, &iw, wp)?, 2, &ih, hp)?;
+        let all = IndexItem::Slice(None, None, None);
+        let dx = index(
+            &dxp,
+            &[
+                all,
+                all,
+                IndexItem::Slice(Some(ph as i64), Some((ph + h) as i64), None),
+                IndexItem::Slice(Some(pw as i64), Some((pw + wd) as i64), None),
+            ],
+        )?;
+        let dx = if one_image {
+            o("reshape", &[dx, ints(&xs0)])?
+        } else {
+            dx
+        };
+        c.push((slot(0), dx));
+    }
+    Ok(())
+}
