@@ -23,6 +23,9 @@ pub enum Builtin {
     Assert,
     ReadText,
     WriteText,
+    ReadCsv,
+    LoadNpy,
+    SaveNpy,
     Clock,
     /// A host-number math function (`sqrt(2.0)`, `abs(-3)`).
     Math(MathFn),
@@ -198,6 +201,9 @@ impl Builtin {
             "assert" => Builtin::Assert,
             "read_text" => Builtin::ReadText,
             "write_text" => Builtin::WriteText,
+            "read_csv" => Builtin::ReadCsv,
+            "load_npy" => Builtin::LoadNpy,
+            "save_npy" => Builtin::SaveNpy,
             "clock" => Builtin::Clock,
             "maximum" => Builtin::Maximum,
             "minimum" => Builtin::Minimum,
@@ -248,6 +254,9 @@ impl Builtin {
             Builtin::Assert => "assert",
             Builtin::ReadText => "read_text",
             Builtin::WriteText => "write_text",
+            Builtin::ReadCsv => "read_csv",
+            Builtin::LoadNpy => "load_npy",
+            Builtin::SaveNpy => "save_npy",
             Builtin::Clock => "clock",
             Builtin::Maximum => "maximum",
             Builtin::Minimum => "minimum",
@@ -291,7 +300,8 @@ impl Builtin {
             Builtin::BackwardScaled => (4, Some(4), &[]),
             Builtin::Range => (1, Some(3), &[]),
             Builtin::Assert => (1, Some(2), &[]),
-            Builtin::WriteText | Builtin::Maximum | Builtin::Minimum => (2, Some(2), &[]),
+            Builtin::WriteText | Builtin::SaveNpy | Builtin::Maximum | Builtin::Minimum => (2, Some(2), &[]),
+            Builtin::ReadCsv | Builtin::LoadNpy => (1, Some(1), &[]),
             Builtin::Clip => (3, Some(3), &[]),
             Builtin::Str
             | Builtin::Arr
@@ -328,7 +338,9 @@ impl Builtin {
     pub fn result_type(self, args: &[Ty]) -> Ty {
         let first = args.first().cloned().unwrap_or(Ty::Unknown);
         match self {
-            Builtin::Print | Builtin::Assert | Builtin::WriteText => Ty::Unit,
+            Builtin::Print | Builtin::Assert | Builtin::WriteText | Builtin::SaveNpy => Ty::Unit,
+            Builtin::ReadCsv => Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Unknown))), Box::new(Ty::Str)),
+            Builtin::LoadNpy => Ty::Tensor(None),
             Builtin::Str | Builtin::ReadText => Ty::Str,
             Builtin::Args => Ty::Arr(Box::new(Ty::Str)),
             Builtin::Range => Ty::Range,

@@ -1327,7 +1327,17 @@ impl Pass<'_> {
             _ => {
                 let ins: Vec<dtypes::Input> = inputs.iter().map(|(t, _)| dtype_input(t)).collect();
                 let result = dtypes::result(op, &ins);
-                self.tensor_result(&format!("`{op}`"), inputs, result, span)
+                // Only the operands whose dtypes promote together can widen:
+                // not an index tensor, a condition, or a sort key.
+                let promoted: &[(Ty, Span)] = match op {
+                    "gather" | "index_select" | "reshape" | "broadcast_to" | "permute" | "transpose"
+                    | "flip" | "roll" | "squeeze" | "unsqueeze" | "sort" | "topk" | "split" => {
+                        &inputs[..inputs.len().min(1)]
+                    }
+                    "where" => &inputs[inputs.len().min(1)..],
+                    _ => inputs,
+                };
+                self.tensor_result(&format!("`{op}`"), promoted, result, span)
             }
         }
     }

@@ -385,6 +385,36 @@ impl Interp {
                     Err(e) => fail(span, format!("cannot read {path}: {e}")),
                 }
             }
+            Builtin::ReadCsv => {
+                let Value::Str(path) = arg(0) else {
+                    return fail(span, "`read_csv` needs a path (Str)");
+                };
+                Ok(match crate::data::read_csv(path.as_str()) {
+                    Ok(v) => Value::Ok(Rc::new(v)),
+                    Err(m) => Value::Err(Rc::new(Value::str(m))),
+                })
+            }
+            Builtin::LoadNpy => {
+                let Value::Str(path) = arg(0) else {
+                    return fail(span, "`load_npy` needs a path (Str)");
+                };
+                crate::data::load_npy(path.as_str()).or_else(|m| fail(span, m))
+            }
+            Builtin::SaveNpy => {
+                let Value::Str(path) = arg(0) else {
+                    return fail(span, "`save_npy` needs a path (Str) and a tensor");
+                };
+                let t = arg(1);
+                let Some(t) = t.as_tensor() else {
+                    return fail(
+                        span,
+                        format!("`save_npy` needs a tensor, not `{}`", arg(1).type_name()),
+                    );
+                };
+                crate::data::save_npy(path.as_str(), t)
+                    .map(|_| Value::Unit)
+                    .or_else(|m| fail(span, m))
+            }
             Builtin::WriteText => {
                 let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
                     return fail(span, "`write_text` needs a path and a Str");

@@ -4,6 +4,7 @@
 
 pub mod autodiff;
 mod builtins;
+mod data;
 mod interp;
 mod ops;
 pub mod print;

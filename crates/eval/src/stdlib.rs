@@ -16,7 +16,12 @@ use crate::interp::Interp;
 pub const STDLIB_BASE: usize = 1 << 31;
 
 /// The library's files: name and source.
-pub const FILES: &[(&str, &str)] = &[("float.tw", include_str!("../stdlib/float.tw"))];
+pub const FILES: &[(&str, &str)] = &[
+    ("float.tw", include_str!("../stdlib/float.tw")),
+    ("nn.tw", include_str!("../stdlib/nn.tw")),
+    ("optim.tw", include_str!("../stdlib/optim.tw")),
+    ("amp.tw", include_str!("../stdlib/amp.tw")),
+];
 
 /// The file a span points into: its name, its source, and the span made
 /// relative to it. `None` for spans of the user's program.

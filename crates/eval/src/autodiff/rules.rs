@@ -309,7 +309,24 @@ fn binary_rule(
                 c.push((slot(0), sum_to(&mul(ct, &d)?, &sa)?));
             }
             if nb {
-                // a^b·log(a), 0 where a == 0 and b >= 0 (PyTorch)
+                // a^b·log(a), 0 where a == 0 and b >= 0 (PyTorch). A host
+                // base is a weak scalar that took b's dtype (spec §5.1);
+                // `log` needs it as a tensor.
+                let host = match a {
+                    Value::Int(i) => Some(*i as f64),
+                    Value::F64(v) => Some(*v),
+                    _ => None,
+                };
+                let wa = match (host, dtype(b)) {
+                    (Some(v), Some(bdt)) => {
+                        let s = twill_tensor::convert::Scalar::F64(v);
+                        let t = twill_tensor::Tensor::full(Vec::new(), s, bdt)
+                            .map(tensor_value)
+                            .map_err(|e| e.0)?;
+                        wide(&t, gdt)?
+                    }
+                    _ => wa,
+                };
                 let wo = wide(out, gdt)?;
                 let d = mul(&wo, &o("log", &[wa.clone()])?)?;
                 let zero = binary(
@@ -409,7 +426,17 @@ fn table_rule(
                 c.push((slot(0), masked(&inside, ct)?));
             }
             if let (Some(l), true) = (&lo, need(slot(1))) {
-                let g = masked(&cmp(BinOp::Lt, &w, &wide(l, gdt)?)?, ct)?;
+                let mut below = cmp(BinOp::Lt, &w, &wide(l, gdt)?)?;
+                if let Some(h) = &hi {
+                    // lo > hi gives hi everywhere, so lo gets nothing there
+                    // (PyTorch's clamp_backward_min_max: x < lo and lo < hi).
+                    below = binary(
+                        BinOp::BitAnd,
+                        &below,
+                        &cmp(BinOp::Lt, &wide(l, gdt)?, &wide(h, gdt)?)?,
+                    )?;
+                }
+                let g = masked(&below, ct)?;
                 c.push((slot(1), sum_to(&g, &shape(l))?));
             }
             if let (Some(h), true) = (&hi, need(slot(2))) {
