@@ -1,0 +1,48 @@
+//! The shipped examples run, deterministically, and the training example
+//! reaches the accuracy the issue asks for (at least 95% on the held-out
+//! digits in f32, bf16 and f16).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run_example(name: &str) -> Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    Command::new(env!("CARGO_BIN_EXE_twill"))
+        .arg("run")
+        .arg(format!("examples/{name}"))
+        .current_dir(root)
+        .output()
+        .expect("the twill binary runs")
+}
+
+#[test]
+fn train_digits_reaches_95_percent_in_every_dtype_and_is_deterministic() {
+    let first = run_example("train_digits.tw");
+    assert_eq!(first.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&first.stderr));
+    let out = String::from_utf8_lossy(&first.stdout).into_owned();
+    let accuracies: Vec<(String, f64)> = out
+        .lines()
+        .filter_map(|l| {
+            let (name, acc) = l.split_once(" test accuracy ")?;
+            Some((name.to_string(), acc.trim().parse().ok()?))
+        })
+        .collect();
+    let names: Vec<&str> = accuracies.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["f32", "bf16", "f16"], "output:\n{out}");
+    for (name, acc) in &accuracies {
+        assert!(*acc >= 0.95, "{name} reached only {acc}:\n{out}");
+    }
+    let second = run_example("train_digits.tw");
+    assert_eq!(first.stdout, second.stdout, "two runs printed different bytes");
+}
+
+#[test]
+fn accumulation_reproduces_the_seed_table() {
+    let o = run_example("accumulation.tw");
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // The bf16 accumulator sticks at 32 (seed 003: 0.68 and 0.94 lost);
+    // twill's f32-accumulated sum is exact after its one rounding.
+    assert!(out.contains("1000   32   0.68   100   0"), "{out}");
+    assert!(out.contains("5000   32   0.936   500   0"), "{out}");
+}
