@@ -18,7 +18,12 @@ fn run_example(name: &str) -> Output {
 #[test]
 fn train_digits_reaches_95_percent_in_every_dtype_and_is_deterministic() {
     let first = run_example("train_digits.tw");
-    assert_eq!(first.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let out = String::from_utf8_lossy(&first.stdout).into_owned();
     let accuracies: Vec<(String, f64)> = out
         .lines()

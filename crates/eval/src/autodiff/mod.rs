@@ -478,7 +478,7 @@ pub(crate) fn scatter_add(src: &Value, axis: usize, idx: &Value, shape: &[usize]
 
 /// `tp.watch(t)`: a leaf of the tape's level around `t`.
 pub(crate) fn watch(tape: &TapeVal, v: &Value) -> Result<Value, String> {
-    let t = base(v).ok_or_else(|| format!("`watch` needs a tensor, not `{}`", v.type_name()))?;
+    let t = base(v).ok_or_else(|| format!("only a tensor can be watched, not `{}`", v.type_name()))?;
     if let Some(l) = level(v) {
         if l >= tape.level {
             return Err(if l == tape.level {

@@ -95,6 +95,22 @@ fn wide(v: &Value, gdt: DType) -> Res<Value> {
     }
 }
 
+/// A host number `v` as the rank-0 tensor of `out`'s dtype that the
+/// forward pass combined (spec §5.1); any other value as it is.
+fn weak(v: &Value, out: &Value) -> Res<Value> {
+    let x = match v {
+        Value::Int(i) => *i as f64,
+        Value::F64(x) => *x,
+        _ => return Ok(v.clone()),
+    };
+    let Some(dt) = dtype(out) else {
+        return Ok(v.clone());
+    };
+    twill_tensor::Tensor::full(Vec::new(), twill_tensor::convert::Scalar::F64(x), dt)
+        .map(tensor_value)
+        .map_err(|e| e.0)
+}
+
 /// `where(c, v, 0)`.
 fn masked(c: &Value, v: &Value) -> Res<Value> {
     select(c, v, &f(0.0))
@@ -251,6 +267,10 @@ fn binary_rule(
     need: &dyn Fn(Slot) -> bool,
     c: &mut Contribs,
 ) -> Res<()> {
+    // A host operand is a weak scalar: the forward pass rounded it to the
+    // result's dtype (spec §5.1), so the rules use that value, as a rank-0
+    // tensor (which `log` also needs, for a host base of `**`).
+    let (a, b) = (&weak(a, out)?, &weak(b, out)?);
     let (sa, sb) = (shape(a), shape(b));
     let (na, nb) = (need(slot(0)), need(slot(1)));
     let (wa, wb) = (wide(a, gdt)?, wide(b, gdt)?);
@@ -309,24 +329,7 @@ fn binary_rule(
                 c.push((slot(0), sum_to(&mul(ct, &d)?, &sa)?));
             }
             if nb {
-                // a^b·log(a), 0 where a == 0 and b >= 0 (PyTorch). A host
-                // base is a weak scalar that took b's dtype (spec §5.1);
-                // `log` needs it as a tensor.
-                let host = match a {
-                    Value::Int(i) => Some(*i as f64),
-                    Value::F64(v) => Some(*v),
-                    _ => None,
-                };
-                let wa = match (host, dtype(b)) {
-                    (Some(v), Some(bdt)) => {
-                        let s = twill_tensor::convert::Scalar::F64(v);
-                        let t = twill_tensor::Tensor::full(Vec::new(), s, bdt)
-                            .map(tensor_value)
-                            .map_err(|e| e.0)?;
-                        wide(&t, gdt)?
-                    }
-                    _ => wa,
-                };
+                // a^b·log(a), 0 where a == 0 and b >= 0 (PyTorch)
                 let wo = wide(out, gdt)?;
                 let d = mul(&wo, &o("log", &[wa.clone()])?)?;
                 let zero = binary(
@@ -627,6 +630,8 @@ fn table_rule(
                         })
                         .collect(),
                 )),
+                // A list literal of shifts is an f64 tensor (spec §4).
+                t if is_tensor(&t) => o("neg", &[t])?,
                 other => return Err(format!("`roll`: a shift cannot be a `{}`", other.type_name())),
             };
             let mut pos = vec![ct.clone(), shift];
@@ -1003,6 +1008,12 @@ fn pair(v: Option<Value>, default: usize) -> Res<(usize, usize)> {
         Some(Value::Arr(items)) if items.len() == 1 => {
             let i = get(&items[0])?;
             Ok((i, i))
+        }
+        // A list literal `[2, 1]` is an f64 tensor (spec §4).
+        Some(t) if is_tensor(&t) => {
+            let v = base(&t).map(|t| t.to_f64_vec()).unwrap_or_default();
+            let items: Vec<Value> = v.iter().map(|&x| Value::Int(x as i64)).collect();
+            pair(Some(Value::Arr(Rc::new(items))), default)
         }
         Some(_) => Err("`conv2d`: stride and padding must be an Int or two".into()),
     }

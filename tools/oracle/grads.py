@@ -1,0 +1,180 @@
+"""Writes testdata/vectors/grads_jax.jsonl: gradients of small composite
+models computed by JAX in f64, for crates/eval/tests/autodiff.rs.
+
+    tools/oracle/.venv/bin/python tools/oracle/grads.py
+
+Each line is one case: its name (the Rust test holds the same model as a
+twill program under that name), its inputs and JAX's outputs, every tensor
+as {"name", "shape", "data"} with the data a row-major list of f64 (JSON
+numbers written with Python's repr, so they read back to the same bits).
+The models:
+
+* mlp: x[8,5] -> linear 5->6 -> relu -> linear 6->4 -> tanh -> linear 4->3,
+  mean squared error against y[8,3]; the loss and its gradient with
+  respect to every weight, bias and x.
+* softmax_ce: logits = x @ W + b, log_softmax, cross-entropy against
+  integer labels through a one-hot; the loss and the gradients of W, b, x.
+* convnet: conv2d (padding 1, stride 1) -> relu -> conv2d (padding 1,
+  stride 2) -> relu -> mean over H and W -> linear -> logsumexp over the
+  classes -> mean; the loss and the gradients of both kernels, W, b and x.
+* hessian_*: exact Hessians of two small scalar functions.
+* jvp_vjp: J·v and ctᵀ·J of a small vector function, and its Jacobian.
+
+Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
+x64 enabled.
+"""
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+
+import jax.numpy as jnp  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[2] / "testdata" / "vectors" / "grads_jax.jsonl"
+RNG = np.random.Generator(np.random.PCG64(0x7477696C6C5F6164))  # "twill_ad"
+
+
+def randn(*shape, scale=1.0):
+    return RNG.standard_normal(shape) * scale
+
+
+def tensor(name, a):
+    a = np.asarray(a, dtype=np.float64)
+    return {"name": name, "shape": list(a.shape), "data": [float(v) for v in a.reshape(-1)]}
+
+
+def case(name, inputs, outputs):
+    return {
+        "name": name,
+        "inputs": [tensor(k, v) for k, v in inputs.items()],
+        "outputs": [tensor(k, v) for k, v in outputs.items()],
+    }
+
+
+def linear(x, w, b):
+    return x @ w.T + b
+
+
+def mlp():
+    inp = {
+        "x": randn(8, 5),
+        "w1": randn(6, 5, scale=0.5),
+        "b1": randn(6, scale=0.1),
+        "w2": randn(4, 6, scale=0.5),
+        "b2": randn(4, scale=0.1),
+        "w3": randn(3, 4, scale=0.5),
+        "b3": randn(3, scale=0.1),
+        "y": randn(8, 3),
+    }
+    names = ["w1", "b1", "w2", "b2", "w3", "b3", "x"]
+
+    def loss(ps):
+        p = dict(zip(names, ps))
+        h = jax.nn.relu(linear(p["x"], p["w1"], p["b1"]))
+        h = jnp.tanh(linear(h, p["w2"], p["b2"]))
+        out = linear(h, p["w3"], p["b3"])
+        return jnp.mean((out - inp["y"]) ** 2)
+
+    v, g = jax.value_and_grad(loss)([jnp.asarray(inp[n]) for n in names])
+    outs = {"loss": v}
+    outs.update({"d" + n: gi for n, gi in zip(names, g)})
+    return case("mlp", inp, outs)
+
+
+def softmax_ce():
+    inp = {
+        "x": randn(10, 6),
+        "w": randn(6, 4, scale=0.5),
+        "b": randn(4, scale=0.1),
+        "labels": RNG.integers(0, 4, size=10).astype(np.float64),
+    }
+    onehot = jax.nn.one_hot(inp["labels"].astype(np.int32), 4, dtype=jnp.float64)
+
+    def loss(w, b, x):
+        lp = jax.nn.log_softmax(x @ w + b, axis=-1)
+        return -jnp.mean(jnp.sum(onehot * lp, axis=1))
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1, 2))(inp["w"], inp["b"], inp["x"])
+    return case("softmax_ce", inp, {"loss": v, "dw": g[0], "db": g[1], "dx": g[2]})
+
+
+def conv2d(x, k, stride, padding):
+    return jax.lax.conv_general_dilated(
+        x,
+        k,
+        window_strides=(stride, stride),
+        padding=[(padding, padding), (padding, padding)],
+        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        precision=jax.lax.Precision.HIGHEST,
+    )
+
+
+def convnet():
+    inp = {
+        "x": randn(2, 3, 6, 6),
+        "k1": randn(4, 3, 3, 3, scale=0.4),
+        "k2": randn(5, 4, 3, 3, scale=0.4),
+        "w": randn(3, 5, scale=0.5),
+        "b": randn(3, scale=0.1),
+    }
+
+    def loss(k1, k2, w, b, x):
+        h = jax.nn.relu(conv2d(x, k1, 1, 1))
+        h = jax.nn.relu(conv2d(h, k2, 2, 1))
+        p = jnp.mean(h, axis=(2, 3))
+        z = linear(p, w, b)
+        return jnp.mean(jax.nn.logsumexp(z, axis=1))
+
+    args = [inp[n] for n in ("k1", "k2", "w", "b", "x")]
+    v, g = jax.value_and_grad(loss, argnums=(0, 1, 2, 3, 4))(*args)
+    outs = {"loss": v, "dk1": g[0], "dk2": g[1], "dw": g[2], "db": g[3], "dx": g[4]}
+    return case("convnet", inp, outs)
+
+
+def hessian_poly():
+    inp = {"x": randn(4), "a": randn(4, 4)}
+
+    def f(x):
+        return jnp.sum(jnp.sin(x) * x**2) + jax.nn.logsumexp(x) + x @ inp["a"] @ x
+
+    return case("hessian_poly", inp, {"h": jax.hessian(f)(inp["x"])})
+
+
+def hessian_net():
+    inp = {"x": randn(3), "w": randn(4, 3, scale=0.7), "c": randn(4)}
+
+    def f(x):
+        return jnp.sum(jax.nn.softmax(jnp.tanh(inp["w"] @ x)) * inp["c"])
+
+    return case("hessian_net", inp, {"h": jax.hessian(f)(inp["x"])})
+
+
+def jvp_vjp():
+    inp = {"x": randn(4), "a": randn(3, 4), "v": randn(4), "ct": randn(3)}
+
+    def g(x):
+        return jnp.tanh(inp["a"] @ x) * jnp.exp(x[:3]) + jnp.log1p(x[1:] ** 2)
+
+    _, jv = jax.jvp(g, (inp["x"],), (inp["v"],))
+    _, pull = jax.vjp(g, inp["x"])
+    (vj,) = pull(inp["ct"])
+    return case("jvp_vjp", inp, {"jv": jv, "vj": vj, "j": jax.jacrev(g)(inp["x"])})
+
+
+def main():
+    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp()]
+    with OUT.open("w") as f:
+        f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
+        f.write("# crates/eval/tests/autodiff.rs.\n")
+        f.write("#\n# Generated by tools/oracle/grads.py; do not edit.\n")
+        for c in cases:
+            f.write(json.dumps(c, separators=(",", ":")) + "\n")
+    print(f"wrote {OUT} ({len(cases)} cases)")
+
+
+if __name__ == "__main__":
+    main()
