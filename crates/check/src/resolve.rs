@@ -272,7 +272,15 @@ pub fn host_binop(op: BinOp, a: &Ty, b: &Ty) -> Option<Ty> {
 
 impl Pass<'_> {
     fn err(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+        // A function's annotations are read when its name is declared and
+        // again when its body is checked: report each problem once.
+        let seen = self
+            .diags
+            .iter()
+            .any(|e| e.severity == d.severity && e.span == d.span && e.message == d.message);
+        if !seen {
+            self.diags.push(d);
+        }
     }
 
     fn cur(&mut self) -> &mut FnCtx {

@@ -571,14 +571,20 @@ fn table_rule(
             unary(c, one(r))?
         }
         "cumprod" => {
-            // Σ_{j>=i} ct_j·out_j / x_i (x_i != 0; see docs/language.md)
             let ax = arg(args, 1)?;
-            let s = mul(ct, &wo()?)?;
-            let r = o(
-                "flip",
-                &[o("cumsum", &[o("flip", &[s, ax.clone()])?, ax.clone()])?, ax],
-            )?;
-            unary(c, div(&r, &wx()?))?
+            let w = wx()?;
+            let has_zero = base(&w).is_some_and(|t| t.to_f64_vec().contains(&0.0));
+            if has_zero {
+                unary(c, cumprod_with_zeros(&w, &ax, ct))?
+            } else {
+                // Σ_{j>=i} ct_j·out_j / x_i, for inputs without a zero.
+                let s = mul(ct, &wo()?)?;
+                let r = o(
+                    "flip",
+                    &[o("cumsum", &[o("flip", &[s, ax.clone()])?, ax.clone()])?, ax],
+                )?;
+                unary(c, div(&r, &w))?
+            }
         }
         "softmax" => {
             let axis = args.get(1).cloned().flatten().unwrap_or(Value::Int(-1));
@@ -833,6 +839,74 @@ fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<
     }
     let others = o("permute", &[o("reshape", &[others, ints(&pshape)])?, ints(&inv)])?;
     mul(&expand(ct, &axes, keepdim, &xs)?, &others)
+}
+
+/// cumprod's gradient where the input has zeros, without dividing:
+/// g_i = (x_0 ⋯ x_{i-1}) · Σ_{j>=i} ct_j · (x_{i+1} ⋯ x_j), the inner
+/// products as a cumprod over a masked [n, n] copy of each lane (O(n²)
+/// memory per lane, so used only when a zero makes the division wrong).
+fn cumprod_with_zeros(w: &Value, ax: &Value, ct: &Value) -> Res<Value> {
+    let xs = shape(w);
+    let nd = xs.len();
+    let a = match ax {
+        Value::Int(a) => norm_axis(*a, nd.max(1))?,
+        _ => return Err("`cumprod`: axis must be an Int".into()),
+    };
+    if nd == 0 {
+        return Ok(ct.clone());
+    }
+    let n = xs[a];
+    let mut perm: Vec<usize> = (0..nd).filter(|&i| i != a).collect();
+    perm.push(a);
+    let mut inv = vec![0usize; nd];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    let xt = o("permute", &[w.clone(), ints(&perm)])?;
+    let ctt = o("permute", &[ct.clone(), ints(&perm)])?;
+    let mask = |keep: &dyn Fn(usize, usize) -> bool| -> Res<Value> {
+        let v: Vec<bool> = (0..n * n).map(|q| keep(q / n, q % n)).collect();
+        twill_tensor::Tensor::from_vec(v, vec![n, n])
+            .map(tensor_value)
+            .map_err(|e| e.0)
+    };
+    // A[.., i, k] = x_k for k > i, else 1; C = cumprod over k.
+    let a_mat = select(
+        &mask(&|i, k| k > i)?,
+        &o("unsqueeze", &[xt.clone(), Value::Int(-2)])?,
+        &f(1.0),
+    )?;
+    let c_mat = o("cumprod", &[a_mat, Value::Int(-1)])?;
+    let terms = mul(&o("unsqueeze", &[ctt, Value::Int(-2)])?, &c_mat)?;
+    let sums = okw(
+        "sum",
+        &[masked(&mask(&|i, j| j >= i)?, &terms)?],
+        &[("axis", Value::Int(-1))],
+    )?;
+    // x_0 ⋯ x_{i-1}: the cumprod of [1, x_0, …, x_{n-2}].
+    let lead: Vec<usize> = xs
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != a)
+        .map(|(_, &d)| d)
+        .collect();
+    let mut one_shape = lead.clone();
+    one_shape.push(1);
+    let dt = dtype(w).unwrap_or(DType::F32);
+    let ones = twill_tensor::Tensor::full(one_shape, twill_tensor::convert::Scalar::I32(1), dt)
+        .map(tensor_value)
+        .map_err(|e| e.0)?;
+    let mut items = vec![IndexItem::Slice(None, None, None); lead.len()];
+    items.push(IndexItem::Slice(None, Some(n as i64 - 1), None));
+    let shifted = o(
+        "concat",
+        &[
+            Value::Arr(Rc::new(vec![ones, index(&xt, &items)?])),
+            Value::Int(-1),
+        ],
+    )?;
+    let before = o("cumprod", &[shifted, Value::Int(-1)])?;
+    o("permute", &[mul(&before, &sums)?, ints(&inv)])
 }
 
 /// NumPy matmul: 1-D operands gain an axis, batches broadcast.
