@@ -28,7 +28,7 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-use super::{opt, req, Args, OpSpec, Out, Param};
+use super::{opt, req, Arg, Args, OpSpec, Out, Param};
 use crate::convert::{f64_to_bf16_bits, f64_to_f16_bits};
 use crate::dtype::DType;
 use crate::math;
@@ -345,7 +345,7 @@ fn fold_block<T: Copy, A: Copy>(block: &[T], w: impl Fn(T) -> A, op: impl Fn(A, 
 }
 
 /// Rows at least this long fold their blocks in parallel.
-const PAR_ROW: usize = 4 * BLOCK;
+const PAR_ROW: usize = 2 * BLOCK;
 
 /// The reduction of one row in the fixed order; `empty` for no elements.
 /// Long rows reduce their blocks in parallel and fold the block results in
@@ -470,10 +470,21 @@ fn axis_mask(a: &Args, ndim: usize) -> Result<Vec<bool>, TensorError> {
     Ok(mask)
 }
 
-/// A reduction's plan: its rows and the shape of its result.
+/// A reduction's plan: the input, the axes it reduces, and the shape of its
+/// result; `m` outputs of `n` reduced elements each.
 struct Plan {
-    rows: Rows,
+    x: Tensor,
+    mask: Vec<bool>,
     shape: Vec<usize>,
+    m: usize,
+    n: usize,
+}
+
+impl Plan {
+    /// The reduced elements of each output as one contiguous row.
+    fn rows(&self) -> Result<Rows, TensorError> {
+        rows(&self.x, &self.mask)
+    }
 }
 
 fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
@@ -490,8 +501,232 @@ fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
             (true, false) => None,
         })
         .collect();
-    let rows = rows(&x, &mask)?;
-    Ok((x, Plan { rows, shape }))
+    let dims = |reduced: bool| -> usize {
+        x.shape()
+            .iter()
+            .zip(&mask)
+            .filter(|(_, &r)| r == reduced)
+            .map(|(&d, _)| d)
+            .product()
+    };
+    let (m, n) = (dims(false), dims(true));
+    Ok((
+        x.clone(),
+        Plan {
+            x,
+            mask,
+            shape,
+            m,
+            n,
+        },
+    ))
+}
+
+/// The fold (sum, prod, mean's sum) of every output of a plan, in the
+/// fixed order: by panels when the reduced axes are followed by kept ones
+/// in a row-major input, else by rows.
+fn fold_all<T: Element, A: Acc>(
+    p: &Plan,
+    empty: A,
+    w: impl Fn(T) -> A + Sync + Send + Copy,
+    op: impl Fn(A, A) -> A + Sync + Send + Copy,
+) -> Result<Vec<A>, TensorError> {
+    if let Some(pl) = Panels::of(p) {
+        let data = T::slice(p.x.storage()).unwrap_or(&[]);
+        return Ok(pl.fold(data, empty, w, op));
+    }
+    Ok(p.rows()?.map::<T, _>(|row| fold_row(row, empty, w, op)))
+}
+
+/// Kept axes at least this long after the last reduced axis make a panel
+/// reduction worthwhile.
+const PANEL_MIN: usize = 8;
+/// Columns per panel task: sixteen lanes of this many accumulators stay in
+/// the first-level cache.
+const PANEL_COLS: usize = 512;
+
+/// A row-major input whose reduced axes are followed by kept axes of
+/// `inner` elements in all (`x.sum(axis=0)` of a matrix). Each output's
+/// reduced elements lie at the same offsets relative to their output's
+/// own offset, so output positions next to each other in the inner axes
+/// are next to each other in memory: one reduced index `i` reads a
+/// contiguous run of `inner` elements, one per output, and feeds lane
+/// `i mod 16` of each. The columns' accumulators are updated together,
+/// which is what vectorises, and each does exactly the arithmetic of the
+/// spec's order for its own output — nothing is copied or transposed.
+struct Panels {
+    start: usize,
+    inner: usize,
+    /// (length, stride) of the kept axes before the last reduced axis.
+    outer: Vec<(usize, usize)>,
+    /// (length, stride) of the reduced axes, in order.
+    reduced: Vec<(usize, usize)>,
+    n: usize,
+}
+
+impl Panels {
+    fn of(p: &Plan) -> Option<Panels> {
+        let x = &p.x;
+        if !row_major(x) || p.m == 0 {
+            return None;
+        }
+        let last = p.mask.iter().rposition(|&r| r)?;
+        let inner: usize = x.shape()[last + 1..].iter().product();
+        if inner < PANEL_MIN {
+            return None;
+        }
+        let mut strides = vec![0usize; x.ndim()];
+        let mut acc = 1usize;
+        for (s, &d) in strides.iter_mut().zip(x.shape()).rev() {
+            *s = acc;
+            acc = acc.saturating_mul(d);
+        }
+        let axes = |want: bool| -> Vec<(usize, usize)> {
+            (0..=last)
+                .filter(|&i| p.mask[i] == want)
+                .map(|i| (x.shape()[i], strides[i]))
+                .collect()
+        };
+        Some(Panels {
+            start: x.offset(),
+            inner,
+            outer: axes(false),
+            reduced: axes(true),
+            n: p.n,
+        })
+    }
+
+    /// Every output's fold. Tasks are (panel, column chunk, block): each
+    /// computes its block's result for its columns; the blocks of a column
+    /// chunk are then folded in block order, so any thread count gives the
+    /// same bits.
+    fn fold<T: Copy + Sync, A: Acc>(
+        &self,
+        data: &[T],
+        empty: A,
+        w: impl Fn(T) -> A + Sync + Send + Copy,
+        op: impl Fn(A, A) -> A + Sync + Send + Copy,
+    ) -> Vec<A> {
+        let bases: Vec<usize> = Walk::new(&self.outer, 0).take(product(&self.outer)).collect();
+        let chunks: Vec<(usize, usize)> = (0..self.inner)
+            .step_by(PANEL_COLS)
+            .map(|c0| (c0, (c0 + PANEL_COLS).min(self.inner)))
+            .collect();
+        let blocks = self.n.div_ceil(BLOCK);
+        let tasks: Vec<(usize, (usize, usize), usize)> = bases
+            .iter()
+            .flat_map(|&b| chunks.iter().flat_map(move |&c| (0..blocks).map(move |k| (b, c, k))))
+            .collect();
+        let parts: Vec<Vec<A>> = tasks
+            .par_iter()
+            .map(|&(base, (c0, c1), k)| self.block(data, self.start + base, c0, c1, k, empty, w, op))
+            .collect();
+        let mut out = Vec::with_capacity(bases.len() * self.inner);
+        if blocks == 0 {
+            out.resize(bases.len() * self.inner, empty);
+            return out;
+        }
+        for group in parts.chunks(blocks) {
+            let mut it = group.iter();
+            let Some(first) = it.next() else { continue };
+            let mut total = first.clone();
+            for b in it {
+                for (t, &v) in total.iter_mut().zip(b) {
+                    *t = op(*t, v);
+                }
+            }
+            out.extend(total);
+        }
+        out
+    }
+
+    /// Block `k` of the columns `c0..c1` of the panel at `base`.
+    #[allow(clippy::too_many_arguments)]
+    fn block<T: Copy, A: Acc>(
+        &self,
+        data: &[T],
+        base: usize,
+        c0: usize,
+        c1: usize,
+        k: usize,
+        empty: A,
+        w: impl Fn(T) -> A + Copy,
+        op: impl Fn(A, A) -> A + Copy,
+    ) -> Vec<A> {
+        let width = c1 - c0;
+        let first = k * BLOCK;
+        let len = BLOCK.min(self.n - first);
+        let mut lanes = vec![empty; LANES * width];
+        for (j, off) in Walk::new(&self.reduced, first).take(len).enumerate() {
+            let start = base + off + c0;
+            let row = data.get(start..start + width).unwrap_or(&[]);
+            let lane = &mut lanes[(j % LANES) * width..][..width];
+            if j < LANES {
+                for (l, &x) in lane.iter_mut().zip(row) {
+                    *l = w(x);
+                }
+            } else {
+                for (l, &x) in lane.iter_mut().zip(row) {
+                    *l = op(*l, w(x));
+                }
+            }
+        }
+        let used = len.min(LANES);
+        (0..width)
+            .map(|c| {
+                let mut v = [empty; LANES];
+                for (l, slot) in v.iter_mut().enumerate().take(used) {
+                    *slot = lanes[l * width + c];
+                }
+                tree(&mut v, used, op)
+            })
+            .collect()
+    }
+}
+
+fn product(axes: &[(usize, usize)]) -> usize {
+    axes.iter().map(|a| a.0).product()
+}
+
+/// Storage offsets of the elements of some axes, (length, stride) each, in
+/// row-major order from linear index `from`; endless (wraps around), so
+/// callers `take` what they need.
+struct Walk<'a> {
+    axes: &'a [(usize, usize)],
+    index: Vec<usize>,
+    offset: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(axes: &'a [(usize, usize)], from: usize) -> Walk<'a> {
+        let mut index = vec![0; axes.len()];
+        let mut rest = from;
+        let mut offset = 0;
+        for (i, &(d, s)) in index.iter_mut().zip(axes).rev() {
+            *i = rest % d.max(1);
+            rest /= d.max(1);
+            offset += *i * s;
+        }
+        Walk { axes, index, offset }
+    }
+}
+
+impl Iterator for Walk<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let cur = self.offset;
+        for (i, &(d, s)) in self.index.iter_mut().zip(self.axes).rev() {
+            *i += 1;
+            self.offset += s;
+            if *i < d {
+                return Some(cur);
+            }
+            self.offset -= s * d;
+            *i = 0;
+        }
+        Some(cur)
+    }
 }
 
 fn tensor_out(data: Storage, shape: Vec<usize>) -> Result<Out, TensorError> {
@@ -504,7 +739,7 @@ fn stored<O: Store>(vals: Vec<f64>) -> Storage {
 
 /// Selections (max, min, argmax, argmin) have no value for an empty row.
 fn non_empty(a: &Args, p: &Plan, x: &Tensor) -> Result<(), TensorError> {
-    if p.rows.n == 0 && p.rows.m > 0 {
+    if p.n == 0 && p.m > 0 {
         return err(format!(
             "`{}` of an empty reduction (shape {}) has no value",
             a.op,
@@ -520,7 +755,7 @@ fn non_empty(a: &Args, p: &Plan, x: &Tensor) -> Result<(), TensorError> {
 fn sum(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
-        let v = p.rows.map::<T, _>(|row| fold_row(row, <T as SumElem>::A::ZERO, <T as SumElem>::acc, Acc::add));
+        let v = fold_all::<T, _>(&p, <T as SumElem>::A::ZERO, <T as SumElem>::acc, Acc::add)?;
         stored::<<T as SumElem>::O>(v.into_iter().map(Acc::exact).collect())
     });
     tensor_out(data, p.shape)
@@ -529,7 +764,7 @@ fn sum(a: &Args) -> Result<Out, TensorError> {
 fn prod(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
-        let v = p.rows.map::<T, _>(|row| fold_row(row, <T as SumElem>::A::ONE, <T as SumElem>::acc, Acc::mul));
+        let v = fold_all::<T, _>(&p, <T as SumElem>::A::ONE, <T as SumElem>::acc, Acc::mul)?;
         stored::<<T as SumElem>::O>(v.into_iter().map(Acc::exact).collect())
     });
     tensor_out(data, p.shape)
@@ -538,12 +773,10 @@ fn prod(a: &Args) -> Result<Out, TensorError> {
 /// mean = round_res(acc / n), the division in f64.
 fn mean(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
-    let n = p.rows.n as f64;
+    let n = p.n as f64;
     let data = each_dtype!(x.dtype(), T => {
-        let v = p.rows.map::<T, _>(|row| {
-            fold_row(row, <T as FloatElem>::A::ZERO, <T as FloatElem>::acc, Acc::add).exact() / n
-        });
-        stored::<<T as FloatElem>::O>(v)
+        let v = fold_all::<T, _>(&p, <T as FloatElem>::A::ZERO, <T as FloatElem>::acc, Acc::add)?;
+        stored::<<T as FloatElem>::O>(v.into_iter().map(|s| s.exact() / n).collect())
     });
     tensor_out(data, p.shape)
 }
@@ -576,7 +809,7 @@ fn var(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
-        stored::<<T as FloatElem>::O>(p.rows.map::<T, _>(|row| spread(row, ddof)))
+        stored::<<T as FloatElem>::O>(p.rows()?.map::<T, _>(|row| spread(row, ddof)))
     });
     tensor_out(data, p.shape)
 }
@@ -585,7 +818,7 @@ fn std(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
-        stored::<<T as FloatElem>::O>(p.rows.map::<T, _>(|row| math::sqrt(spread(row, ddof))))
+        stored::<<T as FloatElem>::O>(p.rows()?.map::<T, _>(|row| math::sqrt(spread(row, ddof))))
     });
     tensor_out(data, p.shape)
 }
@@ -635,7 +868,7 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 fn logsumexp(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
-        let v = p.rows.map::<T, _>(|row| {
+        let v = p.rows()?.map::<T, _>(|row| {
             let m = max_value(row);
             let shift = if m.is_infinite() { 0.0 } else { m };
             let mut e = Vec::new();
@@ -772,10 +1005,10 @@ fn select<T: Element + PartialOrd>(row: &[T], better: impl Fn(T, T) -> bool) -> 
 fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     non_empty(a, &p, &x)?;
-    if index && p.rows.n > i32::MAX as usize {
+    if index && p.n > i32::MAX as usize {
         return err(format!(
             "`{}`: {} elements cannot be indexed by i32",
-            a.op, p.rows.n
+            a.op, p.n
         ));
     }
     let data = each_dtype!(x.dtype(), T => {
@@ -787,9 +1020,9 @@ fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
             }
         };
         if index {
-            Storage::I32(p.rows.map::<T, _>(|row| pick(row) as i32))
+            Storage::I32(p.rows()?.map::<T, _>(|row| pick(row) as i32))
         } else {
-            let picked: Option<Vec<T>> = p.rows.map::<T, _>(|row| row.get(pick(row)).copied()).into_iter().collect();
+            let picked: Option<Vec<T>> = p.rows()?.map::<T, _>(|row| row.get(pick(row)).copied()).into_iter().collect();
             T::into_storage(picked.ok_or_else(|| TensorError(format!("`{}` of an empty row", a.op)))?)
         }
     });
@@ -835,7 +1068,7 @@ fn median(a: &Args) -> Result<Out, TensorError> {
     let data = each_dtype!(x.dtype(), T => {
         // The f64 holds the element exactly; storing it rounds once into
         // float_result(dtype), which changes only an integer above 2^24.
-        stored::<<T as FloatElem>::O>(p.rows.map::<T, _>(median_of))
+        stored::<<T as FloatElem>::O>(p.rows()?.map::<T, _>(median_of))
     });
     tensor_out(data, p.shape)
 }
@@ -845,7 +1078,7 @@ fn median(a: &Args) -> Result<Out, TensorError> {
 fn truth(a: &Args, every: bool) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
-        Storage::Bool(p.rows.map::<T, _>(|row| {
+        Storage::Bool(p.rows()?.map::<T, _>(|row| {
             if every {
                 row.iter().all(|v| v.to_f64() != 0.0)
             } else {
@@ -883,6 +1116,11 @@ fn along(x: &Tensor, axis: usize) -> Result<(Rows, Vec<usize>), TensorError> {
 
 /// The axis of a scan or normaliser: one Int (default for normalisers -1).
 fn one_axis(a: &Args, x: &Tensor, default: Option<i64>) -> Result<usize, TensorError> {
+    if let Some(Arg::Ints(_) | Arg::Tensor(_)) = a.get("axis") {
+        if a.ints("axis")?.is_some_and(|v| v.len() != 1) {
+            return err(format!("`{}` works along one axis: `axis` must be an Int", a.op));
+        }
+    }
     let ax = match (a.int("axis")?, default) {
         (Some(ax), _) | (None, Some(ax)) => ax,
         (None, None) => return err(format!("`{}` needs its `axis` argument", a.op)),

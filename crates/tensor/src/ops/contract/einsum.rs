@@ -58,12 +58,12 @@ fn fail<T>(msg: String) -> Result<T, TensorError> {
     Err(TensorError(format!("`einsum`: {msg}")))
 }
 
+/// The input terms of a spec, and its output term when it has `->`.
+type Terms = (Vec<Vec<Item>>, Option<Vec<Item>>);
+
 /// Splits the spec into its input terms and, when it has `->`, the output
 /// term.
-/// The operands' index lists and the explicit output list, if any.
-type Parsed = (Vec<Vec<Item>>, Option<Vec<Item>>);
-
-fn parse(spec: &str) -> Result<Parsed, TensorError> {
+fn parse(spec: &str) -> Result<Terms, TensorError> {
     let compact: String = spec.chars().filter(|c| *c != ' ').collect();
     let (inputs, output) = match compact.split_once("->") {
         Some((i, o)) => (i, Some(o)),
@@ -374,6 +374,12 @@ fn via_gemm(plan: &Plan, ops: &[Tensor], d: DType, r: DType) -> Result<Option<Te
         .copied()
         .filter(|l| !la.contains(l) && lb.contains(l))
         .collect();
+    if rows.is_empty() && cols.is_empty() {
+        // Each product of the batch would be one dot product (or one
+        // multiply): the reference loop costs less than setting up a
+        // blocked product per output element.
+        return Ok(None);
+    }
     let ma = as_matrices(plan, 0, a, &batch, &rows, &plan.summed)?;
     let mb = as_matrices(plan, 1, b, &batch, &plan.summed, &cols)?;
     let natural: Vec<Label> = batch.iter().chain(&rows).chain(&cols).copied().collect();
@@ -439,21 +445,17 @@ impl<'a, C: FromStorage> Visit<'a, C> for Reference<'_> {
         let chunk = (total / (8 * rayon::current_num_threads())).clamp(1, 4096);
         let n = ops.len();
         out.par_chunks_mut(chunk).enumerate().for_each(|(ci, dst)| {
-            let mut offs = vec![0isize; n];
-            let mut idx = vec![0usize; sum_sizes.len()];
             let mut vals: Vec<C> = vec![C::ZERO; n];
-            for (e, slot) in dst.iter_mut().enumerate() {
-                // This output element's offsets into every operand.
-                let mut rem = ci * chunk + e;
-                offs.copy_from_slice(&bases);
-                for ax in (0..out_sizes.len()).rev() {
-                    let i = (rem % out_sizes[ax]) as isize;
-                    rem /= out_sizes[ax];
-                    for (off, st) in offs.iter_mut().zip(&out_strides) {
-                        *off += i * st[ax];
-                    }
+            // The chunk's first output element and its operand offsets.
+            let mut out_pos = Odometer::at(&out_sizes, ci * chunk);
+            let mut offs = bases.clone();
+            for (ax, &i) in out_pos.idx.iter().enumerate() {
+                for (off, st) in offs.iter_mut().zip(&out_strides) {
+                    *off += i as isize * st[ax];
                 }
-                idx.fill(0);
+            }
+            let mut sum_pos = Odometer::at(&sum_sizes, 0);
+            for slot in dst.iter_mut() {
                 let mut acc = C::ZERO;
                 for _ in 0..terms {
                     for ((v, off), d) in vals.iter_mut().zip(&offs).zip(&data) {
@@ -467,25 +469,52 @@ impl<'a, C: FromStorage> Visit<'a, C> for Reference<'_> {
                         }
                         None => acc,
                     };
-                    // Next summed index, row-major (the last one fastest).
-                    for ax in (0..sum_sizes.len()).rev() {
-                        idx[ax] += 1;
-                        for (off, st) in offs.iter_mut().zip(&sum_strides) {
-                            *off += st[ax];
-                        }
-                        if idx[ax] < sum_sizes[ax] {
-                            break;
-                        }
-                        for (off, st) in offs.iter_mut().zip(&sum_strides) {
-                            *off -= st[ax] * sum_sizes[ax] as isize;
-                        }
-                        idx[ax] = 0;
-                    }
+                    // After `terms` steps the summed index is back at zero
+                    // and the offsets where they started.
+                    sum_pos.step(&mut offs, &sum_strides);
                 }
                 *slot = acc;
+                out_pos.step(&mut offs, &out_strides);
             }
         });
         Ok(out)
+    }
+}
+
+/// A row-major multi-index that moves every operand's storage offset
+/// along with it.
+struct Odometer<'s> {
+    sizes: &'s [usize],
+    idx: Vec<usize>,
+}
+
+impl<'s> Odometer<'s> {
+    /// The multi-index of flat position `flat`.
+    fn at(sizes: &'s [usize], mut flat: usize) -> Self {
+        let mut idx = vec![0; sizes.len()];
+        for (i, &d) in idx.iter_mut().zip(sizes).rev() {
+            *i = flat % d.max(1);
+            flat /= d.max(1);
+        }
+        Odometer { sizes, idx }
+    }
+
+    /// One step, the last axis fastest; `strides[o][ax]` is operand o's
+    /// stride along axis ax. Past the last position it wraps to zero.
+    fn step(&mut self, offs: &mut [isize], strides: &[Vec<isize>]) {
+        for ax in (0..self.sizes.len()).rev() {
+            self.idx[ax] += 1;
+            for (off, st) in offs.iter_mut().zip(strides) {
+                *off += st[ax];
+            }
+            if self.idx[ax] < self.sizes[ax] {
+                return;
+            }
+            for (off, st) in offs.iter_mut().zip(strides) {
+                *off -= st[ax] * self.sizes[ax] as isize;
+            }
+            self.idx[ax] = 0;
+        }
     }
 }
 
