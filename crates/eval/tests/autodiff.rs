@@ -242,7 +242,6 @@ let x = randn([2, 3, 4], seed=201)
 let p = pos([2, 3, 4], 202)
 # A zero element, and elsewhere values of size about 1, for prod.
 let z = where(arange(24).reshape([2, 3, 4]) == 5.0, 0.0, p)
-# `var` is a keyword: only its method form `x.var()` exists.
 var s = 300
 for name in ["sum", "mean", "prod", "max", "min", "median", "var", "std", "logsumexp"] {
     let red = fn(x, axis, keep: Bool) {
@@ -279,6 +278,7 @@ check("logsumexp no axis", fn(x) { x.logsumexp() }, x, 411)
 check("std ddof=1", fn(x) { x.std(axis=[0, 2], ddof=1, keepdim=true) }, x, 413)
 check("std ddof=2", fn(x) { std(x, axis=-1, ddof=2) }, x, 415)
 check("var ddof=1", fn(x) { x.var(axis=[0, 2], ddof=1, keepdim=true) }, x, 417)
+check("var function form", fn(x) { var(x, axis=1, ddof=1) }, x, 418)
 check("cumsum 0", fn(x) { x.cumsum(0) }, x, 420)
 check("cumsum -1", fn(x) { x.cumsum(-1) }, x, 421)
 check("cumsum 1", fn(x) { cumsum(x, 1) }, x, 422)

@@ -510,16 +510,7 @@ fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
             .product()
     };
     let (m, n) = (dims(false), dims(true));
-    Ok((
-        x.clone(),
-        Plan {
-            x,
-            mask,
-            shape,
-            m,
-            n,
-        },
-    ))
+    Ok((x.clone(), Plan { x, mask, shape, m, n }))
 }
 
 /// The fold (sum, prod, mean's sum) of every output of a plan, in the
@@ -615,7 +606,11 @@ impl Panels {
         let blocks = self.n.div_ceil(BLOCK);
         let tasks: Vec<(usize, (usize, usize), usize)> = bases
             .iter()
-            .flat_map(|&b| chunks.iter().flat_map(move |&c| (0..blocks).map(move |k| (b, c, k))))
+            .flat_map(|&b| {
+                chunks
+                    .iter()
+                    .flat_map(move |&c| (0..blocks).map(move |k| (b, c, k)))
+            })
             .collect();
         let parts: Vec<Vec<A>> = tasks
             .par_iter()
@@ -1006,10 +1001,7 @@ fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     non_empty(a, &p, &x)?;
     if index && p.n > i32::MAX as usize {
-        return err(format!(
-            "`{}`: {} elements cannot be indexed by i32",
-            a.op, p.n
-        ));
+        return err(format!("`{}`: {} elements cannot be indexed by i32", a.op, p.n));
     }
     let data = each_dtype!(x.dtype(), T => {
         let pick = |row: &[T]| {
