@@ -983,10 +983,69 @@ fn index_adjoint(ct: &Value, items: &[IndexItem], xs: &[usize]) -> Res<Value> {
     Ok(cur)
 }
 
+/// An einsum spec with every `...` written out as letters and the output
+/// made explicit: one letter list per operand, and the output's.
+fn expand_spec(spec: &str, ranks: &[usize]) -> Res<(Vec<Vec<char>>, Vec<char>)> {
+    let compact: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
+    let (ins, out) = match compact.split_once("->") {
+        Some((i, o)) => (i.to_string(), Some(o.to_string())),
+        None => (compact.clone(), None),
+    };
+    let raw: Vec<&str> = ins.split(',').collect();
+    if raw.len() != ranks.len() {
+        return Err("`einsum`: the spec does not match the operands".into());
+    }
+    let used: Vec<char> = compact.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+    let mut fresh = ('A'..='Z').chain('a'..='z').filter(|c| !used.contains(c));
+    let letters = |t: &str| t.chars().filter(|c| c.is_ascii_alphabetic()).count();
+    let ell: Vec<usize> = raw
+        .iter()
+        .zip(ranks)
+        .map(|(t, &r)| {
+            if t.contains("...") {
+                r.saturating_sub(letters(t))
+            } else {
+                0
+            }
+        })
+        .collect();
+    let max_ell = ell.iter().copied().max().unwrap_or(0);
+    let mut ell_letters = Vec::with_capacity(max_ell);
+    for _ in 0..max_ell {
+        ell_letters.push(fresh.next().ok_or("`einsum`: too many axes to name")?);
+    }
+    let expand = |t: &str, k: usize| -> Vec<char> {
+        match t.split_once("...") {
+            Some((a, b)) => a
+                .chars()
+                .chain(ell_letters[max_ell - k..].iter().copied())
+                .chain(b.chars())
+                .collect(),
+            None => t.chars().collect(),
+        }
+    };
+    let terms: Vec<Vec<char>> = raw.iter().zip(&ell).map(|(t, &k)| expand(t, k)).collect();
+    let out = match out {
+        Some(o) => expand(&o, max_ell),
+        None => {
+            let all: Vec<char> = terms.concat();
+            let mut once: Vec<char> = all
+                .iter()
+                .copied()
+                .filter(|l| !ell_letters.contains(l) && all.iter().filter(|m| *m == l).count() == 1)
+                .collect();
+            once.sort_unstable();
+            ell_letters.iter().copied().chain(once).collect()
+        }
+    };
+    Ok((terms, out))
+}
+
 /// einsum: the gradient of operand i is the einsum of the cotangent with
-/// the other operands, giving operand i's subscripts. A letter that only
-/// operand i has (summed away alone) is broadcast back; a letter repeated
-/// within operand i (a diagonal) has no gradient rule.
+/// the other operands, giving operand i's distinct letters; a letter that
+/// only operand i has (summed away alone) is broadcast back, and a letter
+/// repeated within operand i (a diagonal) is put back on the diagonal by an
+/// einsum with identity matrices. `...` is written out as letters first.
 fn einsum_rule(
     args: &[Option<Value>],
     ct: &Value,
@@ -998,69 +1057,82 @@ fn einsum_rule(
         return Err("`einsum` needs its spec".into());
     };
     let operands: Vec<Value> = args[1..].iter().filter_map(|a| a.clone()).collect();
-    let compact: String = spec.chars().filter(|c| !c.is_whitespace()).collect();
-    if compact.contains('.') {
-        return Err("the gradient of an `einsum` with '...' is not supported; write the axes out".into());
-    }
-    let (ins, outs) = match compact.split_once("->") {
-        Some((i, o)) => (i.to_string(), o.to_string()),
-        None => {
-            let letters: Vec<char> = compact.chars().filter(|c| c.is_ascii_alphabetic()).collect();
-            let mut once: Vec<char> = letters
-                .iter()
-                .copied()
-                .filter(|l| letters.iter().filter(|m| *m == l).count() == 1)
-                .collect();
-            once.sort_unstable();
-            (compact.clone(), once.into_iter().collect())
-        }
-    };
-    let terms: Vec<&str> = ins.split(',').collect();
-    for (i, term) in terms.iter().enumerate() {
+    let ranks: Vec<usize> = operands.iter().map(|v| shape(v).len()).collect();
+    let (terms, out) = expand_spec(&spec, &ranks)?;
+    let all_used: Vec<char> = terms.concat().into_iter().chain(out.iter().copied()).collect();
+    let mut fresh = ('A'..='Z').chain('a'..='z').filter(|l| !all_used.contains(l));
+    let text = |t: &[char]| t.iter().collect::<String>();
+    for (i, chars) in terms.iter().enumerate() {
         let s = slot(i + 1);
         if !need(s) {
             continue;
         }
-        let chars: Vec<char> = term.chars().collect();
-        let mut uniq = chars.clone();
-        uniq.sort_unstable();
-        uniq.dedup();
-        if uniq.len() != chars.len() {
-            return Err(format!(
-                "the gradient of `einsum` term '{term}' (a repeated index, a diagonal) is not supported"
-            ));
+        let target = shape(&operands[i]);
+        let mut uniq: Vec<char> = Vec::new();
+        for l in chars {
+            if !uniq.contains(l) {
+                uniq.push(*l);
+            }
         }
-        let mut spec_terms = vec![outs.clone()];
+        let size_of = |l: char| chars.iter().position(|m| *m == l).map_or(1, |p| target[p]);
+        let mut spec_terms = vec![text(&out)];
         let mut ops = vec![ct.clone()];
         for (j, (t, v)) in terms.iter().zip(&operands).enumerate() {
             if j != i {
-                spec_terms.push(t.to_string());
+                spec_terms.push(text(t));
                 ops.push(wide(v, gdt)?);
             }
         }
         let present: String = spec_terms.concat();
-        let kept: String = chars.iter().filter(|l| present.contains(**l)).collect();
-        let g_spec = format!("{}->{}", spec_terms.join(","), kept);
-        let mut pos = vec![Value::str(g_spec)];
+        let kept: Vec<char> = uniq.iter().copied().filter(|l| present.contains(*l)).collect();
+        let mut pos = vec![Value::str(format!("{}->{}", spec_terms.join(","), text(&kept)))];
         pos.extend(ops);
         let mut g = o("einsum", &pos)?;
-        let target = shape(&operands[i]);
-        if kept.len() != chars.len() {
-            let mut with_ones = Vec::new();
+        if kept.len() != uniq.len() {
             let gs = shape(&g);
+            let mut with_ones = Vec::new();
             let mut k = 0;
-            for l in &chars {
-                if kept.contains(*l) {
+            for l in &uniq {
+                if kept.contains(l) {
                     with_ones.push(gs[k]);
                     k += 1;
                 } else {
                     with_ones.push(1);
                 }
             }
+            let full: Vec<usize> = uniq.iter().map(|&l| size_of(l)).collect();
             g = o(
                 "broadcast_to",
-                &[o("reshape", &[g, ints(&with_ones)])?, ints(&target)],
+                &[o("reshape", &[g, ints(&with_ones)])?, ints(&full)],
             )?;
+        }
+        if uniq.len() != chars.len() {
+            // A repeated letter: each later occurrence gets a fresh letter
+            // tied to the first by an identity matrix.
+            let mut full_term = Vec::with_capacity(chars.len());
+            let mut seen: Vec<char> = Vec::new();
+            let mut eye_terms = Vec::new();
+            let mut eyes = Vec::new();
+            for &l in chars {
+                if seen.contains(&l) {
+                    let f = fresh.next().ok_or("`einsum`: too many axes to name")?;
+                    full_term.push(f);
+                    eye_terms.push(format!("{l}{f}"));
+                    let n = size_of(l);
+                    eyes.push(
+                        twill_tensor::construct::eye(n, gdt)
+                            .map(tensor_value)
+                            .map_err(|e| e.0)?,
+                    );
+                } else {
+                    seen.push(l);
+                    full_term.push(l);
+                }
+            }
+            let spec_g = format!("{},{}->{}", text(&uniq), eye_terms.join(","), text(&full_term));
+            let mut pos = vec![Value::str(spec_g), g];
+            pos.extend(eyes);
+            g = o("einsum", &pos)?;
         }
         c.push((s, g));
     }
