@@ -344,6 +344,11 @@ fn fold_block<T: Copy, A: Copy>(block: &[T], w: impl Fn(T) -> A, op: impl Fn(A, 
     Some(tree(&mut lanes, LANES, op))
 }
 
+/// Below this many elements in all, a reduction runs on the calling
+/// thread: handing work to the pool costs more than it saves. (Any split
+/// gives the same bits.)
+const PAR_MIN: usize = 1 << 15;
+
 /// Rows at least this long fold their blocks in parallel.
 const PAR_ROW: usize = 2 * BLOCK;
 
@@ -402,8 +407,9 @@ impl Rows {
         if self.n == 0 {
             return (0..self.m).map(|_| f(&[])).collect();
         }
-        if self.n >= PAR_ROW {
-            // Few long rows: `f` parallelises inside the row.
+        if self.n >= PAR_ROW || self.m * self.n < PAR_MIN {
+            // Few long rows: `f` parallelises inside the row; or too little
+            // work to be worth handing to other threads.
             return data.chunks(self.n).map(f).collect();
         }
         data.par_chunks(self.n)
@@ -1162,6 +1168,12 @@ fn map_rows_into<T: Element, O: Element + Default>(
     if r.n == 0 {
         return out;
     }
+    if r.m * r.n < PAR_MIN {
+        for (o, x) in out.chunks_mut(r.n).zip(r.data::<T>().chunks(r.n)) {
+            f(x, o);
+        }
+        return out;
+    }
     out.par_chunks_mut(r.n)
         .zip(r.data::<T>().par_chunks(r.n))
         .with_min_len((BLOCK / r.n).max(1))
@@ -1246,7 +1258,12 @@ fn normalise(a: &Args, log: bool) -> Result<Out, TensorError> {
     let (r, perm) = along(x, axis)?;
     each_dtype!(x.dtype(), T => {
         let mut out = filled::<<T as FloatElem>::O>(r.m * r.n);
-        if r.n > 0 {
+        if r.n > 0 && r.m * r.n < PAR_MIN {
+            let mut e = Vec::new();
+            for (o, x) in out.chunks_mut(r.n).zip(r.data::<T>().chunks(r.n)) {
+                normalise_row::<T>(x, o, &mut e, log);
+            }
+        } else if r.n > 0 {
             out.par_chunks_mut(r.n)
                 .zip(r.data::<T>().par_chunks(r.n))
                 .with_min_len((BLOCK / r.n).max(1))

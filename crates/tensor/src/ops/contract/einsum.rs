@@ -444,7 +444,13 @@ impl<'a, C: FromStorage> Visit<'a, C> for Reference<'_> {
         let mut out = C::zeros(total)?;
         let chunk = (total / (8 * rayon::current_num_threads())).clamp(1, 4096);
         let n = ops.len();
-        out.par_chunks_mut(chunk).enumerate().for_each(|(ci, dst)| {
+        // Small contractions stay on the calling thread (one chunk).
+        let chunk = if total.saturating_mul(terms.max(1)) < 1 << 16 {
+            total.max(1)
+        } else {
+            chunk
+        };
+        let run_chunk = |(ci, dst): (usize, &mut [C])| {
             let mut vals: Vec<C> = vec![C::ZERO; n];
             // The chunk's first output element and its operand offsets.
             let mut out_pos = Odometer::at(&out_sizes, ci * chunk);
@@ -476,7 +482,12 @@ impl<'a, C: FromStorage> Visit<'a, C> for Reference<'_> {
                 *slot = acc;
                 out_pos.step(&mut offs, &out_strides);
             }
-        });
+        };
+        if chunk >= total {
+            out.chunks_mut(chunk.max(1)).enumerate().for_each(run_chunk);
+        } else {
+            out.par_chunks_mut(chunk).enumerate().for_each(run_chunk);
+        }
         Ok(out)
     }
 }

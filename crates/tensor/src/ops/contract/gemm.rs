@@ -91,7 +91,7 @@ impl<C> SharedC<C> {
 
 /// Work below this many multiply-adds runs on one thread: splitting it
 /// costs more than it saves. (Any split gives the same bits.)
-const PARALLEL_WORK: usize = 1 << 17;
+const PARALLEL_WORK: usize = 1 << 20;
 
 /// `batches` products of m × k by k × n, as one row-major buffer of
 /// `batches × m × n` accumulators (in the accumulation type, unrounded).
