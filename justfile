@@ -17,6 +17,25 @@ bench:
     cargo build --release
     python3 benches/lang/bench.py
 
+# Tensor operations against NumPy/ml_dtypes (needs the oracle venv, see
+# tools/oracle/README.md); ratios go to docs/performance.md.
+bench-ops:
+    cargo build --release
+    tools/oracle/.venv/bin/python benches/ops/elementwise.py
+    tools/oracle/.venv/bin/python benches/ops/reduce.py
+    tools/oracle/.venv/bin/python benches/ops/order.py
+    tools/oracle/.venv/bin/python benches/ops/contract.py
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE tools/oracle/.venv/bin/python benches/ops/contract.py
+
+# Training steps per second against PyTorch (needs benches/train/.venv).
+bench-train:
+    cargo build --release
+    benches/train/.venv/bin/python benches/train/torch_mlp.py
+
+# Train the digits MLP in f32, bf16 and f16.
+train:
+    cargo run --release -- run examples/train_digits.tw
+
 # Regenerate the format_number vectors from Node.
 oracle:
     node tools/oracle/format_number.mjs
