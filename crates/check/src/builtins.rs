@@ -380,9 +380,14 @@ impl Builtin {
                 Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Tensor(None)))), Box::new(Ty::Str))
             }
             Builtin::GradsFinite => Ty::Bool,
-            Builtin::Jvp | Builtin::Jacobian | Builtin::Hessian => Ty::Tensor(None),
+            // A gradient with respect to x has dtype grad_dtype(x) (spec §8).
+            Builtin::Jvp => Ty::Tensor(None),
+            Builtin::Jacobian | Builtin::Hessian => match args.get(1) {
+                Some(Ty::Tensor(d)) => Ty::Tensor(d.map(twill_tensor::promote::grad_dtype)),
+                _ => Ty::Tensor(None),
+            },
             Builtin::Grad | Builtin::Vjp => match args.get(1) {
-                Some(Ty::Tensor(_)) => Ty::Tensor(None),
+                Some(Ty::Tensor(d)) => Ty::Tensor(d.map(twill_tensor::promote::grad_dtype)),
                 Some(Ty::Arr(_)) => Ty::Arr(Box::new(Ty::Tensor(None))),
                 _ => Ty::Unknown,
             },
