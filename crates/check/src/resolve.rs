@@ -1886,6 +1886,12 @@ impl Pass<'_> {
             self.check_op_keywords(name, &hargs, ptys.len() + 1);
         }
         let mut ty = host_method_type(&rty, name);
+        if rty == Ty::Tape && name == "watch" {
+            // A watched tensor is the same tensor, recorded (spec §8).
+            if let Some(Ty::Tensor(d)) = ptys.first() {
+                ty = Ty::Tensor(*d);
+            }
+        }
         if matches!(rty, Ty::Tensor(_) | Ty::Unknown) && name == "to" {
             ty = Ty::Tensor(self.literal_dtype_arg(args, 0).filter(|_| !args.is_empty()));
         } else if matches!(rty, Ty::Tensor(_)) && twill_tensor::ops::SPEC_NAMES.contains(&name) {
