@@ -19,7 +19,6 @@ import glob
 import os
 import subprocess
 import sys
-import time
 
 THREADS = os.environ.get("THREADS", "2")
 # Must be set before NumPy loads OpenBLAS.
@@ -28,20 +27,9 @@ os.environ["OPENBLAS_NUM_THREADS"] = THREADS
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-TWILL = os.path.join(ROOT, "target", "release", "twill")
-REPS = 7
+from timing import HERE, TWILL, best_ms  # noqa: E402
 
 
-def best_ms(fn, repeat=REPS):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
 
 
 def openblas_core():

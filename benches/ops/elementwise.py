@@ -15,25 +15,13 @@ benchmark, never a test: nothing here asserts a time.
 """
 import os
 import subprocess
-import time
 
 import ml_dtypes
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-TWILL = os.path.join(ROOT, "target", "release", "twill")
-REPS = 7
+from timing import HERE, TWILL, best_ms
 
 
-def best_ms(fn, repeat=REPS):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
 
 
 def main():

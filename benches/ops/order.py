@@ -20,28 +20,17 @@ nothing here asserts a time.
 """
 import os
 import subprocess
-import time
 
 import ml_dtypes
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-TWILL = os.path.join(ROOT, "target", "release", "twill")
+from timing import HERE, TWILL, best_ms
+
 REPS = 11
 
 # Targets from the issue, in ms (none for the rest).
 TARGETS = {"sort_f32_1M": 6.3}
 
-
-def best_ms(fn, repeat=REPS):
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
 
 
 def topk(x, k):
@@ -88,7 +77,7 @@ def main():
     print(f"{'benchmark (ms)':34} {'twill':>8} {'numpy':>8} {'ratio':>7} {'np stable':>10} {'ratio':>7} {'target':>7}")
     for name, (default, stable) in numpy.items():
         t = tw[name]
-        d = best_ms(default)
+        d = best_ms(default, REPS)
         line = f"{name:34} {t:8.2f} {d:8.2f} {d / t:6.2f}x"
         if stable is not None:
             s = best_ms(stable, repeat=5)

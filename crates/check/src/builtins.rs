@@ -60,25 +60,6 @@ pub enum Builtin {
     Hessian,
 }
 
-impl Builtin {
-    /// Whether this is one of the autodiff builtins of spec §8.
-    pub fn is_autodiff(self) -> bool {
-        matches!(
-            self,
-            Builtin::Tape
-                | Builtin::Backward
-                | Builtin::BackwardScaled
-                | Builtin::GradsFinite
-                | Builtin::Grad
-                | Builtin::ValueAndGrad
-                | Builtin::Vjp
-                | Builtin::Jvp
-                | Builtin::Jacobian
-                | Builtin::Hessian
-        )
-    }
-}
-
 /// Elementwise functions that also apply to host numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MathFn {

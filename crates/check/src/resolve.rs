@@ -1335,16 +1335,8 @@ impl Pass<'_> {
             _ => {
                 let ins: Vec<dtypes::Input> = inputs.iter().map(|(t, _)| dtype_input(t)).collect();
                 let result = dtypes::result(op, &ins);
-                // Only the operands whose dtypes promote together can widen:
-                // not an index tensor, a condition, or a sort key.
-                let promoted: &[(Ty, Span)] = match op {
-                    "gather" | "index_select" | "reshape" | "broadcast_to" | "permute" | "transpose"
-                    | "flip" | "roll" | "squeeze" | "unsqueeze" | "sort" | "topk" | "split" => {
-                        &inputs[..inputs.len().min(1)]
-                    }
-                    "where" => &inputs[inputs.len().min(1)..],
-                    _ => inputs,
-                };
+                // Only the operands whose dtypes promote together can widen.
+                let promoted = &inputs[dtypes::promoted(op, inputs.len())];
                 self.tensor_result(&format!("`{op}`"), promoted, result, span)
             }
         }

@@ -20,9 +20,6 @@
 //! Every count is asserted, so a truncated vector file or a skipped family
 //! cannot pass vacuously, and the library must print nothing.
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
 use std::time::Instant;
 
 use twill_check::Checker;
@@ -82,18 +79,9 @@ struct Origin {
 }
 
 /// Collects everything the library prints (it must print nothing).
-#[derive(Clone, Default)]
-struct Buf(Rc<RefCell<Vec<u8>>>);
+mod common;
 
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use common::Buf;
 
 /// The standard library, loaded as the CLI loads it.
 struct Lib {

@@ -2,49 +2,9 @@
 //! (parse, check, run): closures capture local variables by value, and
 //! the NaN and signed-zero rules of `maximum`/`minimum`/`clip`.
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
+mod common;
 
-use twill_check::Checker;
-use twill_eval::Interp;
-
-#[derive(Clone, Default)]
-struct Buf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Buf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Runs a program; `Ok(stdout)`, or `Err(first message)` for a static or
-/// runtime error.
-fn run(src: &str) -> Result<String, String> {
-    let parsed = twill_syntax::parse(src);
-    if let Some(d) = parsed.errors.first() {
-        return Err(d.message.clone());
-    }
-    let mut checker = Checker::new();
-    let checked = checker.check_program(&parsed.program);
-    let Some(module) = checked.module else {
-        return Err(checked
-            .diagnostics
-            .first()
-            .map(|d| d.message.clone())
-            .unwrap_or_default());
-    };
-    let buf = Buf::default();
-    let mut interp = Interp::new(Vec::new(), Box::new(buf.clone()));
-    let r = interp.run(&module, &checker.global_names());
-    interp.flush();
-    let out = String::from_utf8_lossy(&buf.0.borrow()).into_owned();
-    r.map(|_| out).map_err(|e| e.message)
-}
+use common::run;
 
 #[test]
 fn closures_capture_locals_by_value() {

@@ -99,29 +99,35 @@ impl Interp {
         Ok((outside(&y, &tp), g))
     }
 
-    fn one_hot(&mut self, shape: &[usize], dt: twill_tensor::DType, j: usize, span: Span) -> R<Value> {
-        let n: usize = shape.iter().product();
-        let mut v = vec![0.0f64; n];
-        v[j] = 1.0;
-        Tensor::from_vec(v, shape.to_vec())
-            .and_then(|t| t.cast(dt))
-            .map(tensor_value)
-            .or_else(|e| fail(span, e.0))
-    }
-
-    /// Rows of a Jacobian, stacked and shaped `out_shape + in_shape`.
-    fn stack_rows(
-        &mut self,
-        rows: Vec<Value>,
-        out_shape: &[usize],
-        in_shape: &[usize],
-        span: Span,
-    ) -> R<Value> {
-        let mut shape = out_shape.to_vec();
+    /// The Jacobian of `root` (recorded on `tp`) with respect to the
+    /// tensor of shape `in_shape` watched there: one backward pass per
+    /// element of the root, seeded with a one-hot cotangent at the root's
+    /// gradient dtype, stacked and shaped `root.shape + in_shape`.
+    fn jacobian_rows(&mut self, tp: &TapeVal, root: &Value, in_shape: &[usize], span: Span) -> R<Value> {
+        let Some(rt) = base(root).cloned() else {
+            return fail(
+                span,
+                format!(
+                    "`jacobian` needs a function that returns a tensor, not a `{}`",
+                    root.type_name()
+                ),
+            );
+        };
+        let gdt = grad_dtype(rt.dtype());
+        let mut rows = Vec::with_capacity(rt.numel());
+        for j in 0..rt.numel() {
+            let mut hot = vec![0.0f64; rt.numel()];
+            hot[j] = 1.0;
+            let seed = Tensor::from_vec(hot, rt.shape().to_vec())
+                .and_then(|t| t.cast(gdt))
+                .map(tensor_value)
+                .or_else(|e| fail(span, e.0))?;
+            rows.push(self.run_backward(tp, root, &seed, false, span)?);
+        }
+        let mut shape = rt.shape().to_vec();
         shape.extend_from_slice(in_shape);
         if rows.is_empty() {
-            let dt = twill_tensor::DType::F32;
-            return Tensor::zeros(shape, dt)
+            return Tensor::zeros(shape, twill_tensor::DType::F32)
                 .map(tensor_value)
                 .or_else(|e| fail(span, e.0));
         }
@@ -197,22 +203,7 @@ impl Interp {
                     );
                 };
                 let (tp, y) = self.record_call(&f, &x, "jacobian", span)?;
-                let Some(yt) = base(&y).cloned() else {
-                    return fail(
-                        span,
-                        format!(
-                            "`jacobian` needs a function that returns a tensor, not a `{}`",
-                            y.type_name()
-                        ),
-                    );
-                };
-                let gdt = grad_dtype(yt.dtype());
-                let mut rows = Vec::with_capacity(yt.numel());
-                for j in 0..yt.numel() {
-                    let seed = self.one_hot(yt.shape(), gdt, j, span)?;
-                    rows.push(self.run_backward(&tp, &y, &seed, false, span)?);
-                }
-                self.stack_rows(rows, yt.shape(), xt.shape(), span)
+                self.jacobian_rows(&tp, &y, xt.shape(), span)
             }
             Builtin::Hessian => {
                 let (f, x) = (arg(0), arg(1));
@@ -222,13 +213,7 @@ impl Interp {
                 let outer = TapeVal::new();
                 let x1 = watch(&outer, &x).or_else(|m| fail(span, format!("`hessian`: {m}")))?;
                 let (_, g) = self.grad_of(&f, &x1, "hessian", span)?;
-                let gdt = grad_dtype(xt.dtype());
-                let mut rows = Vec::with_capacity(xt.numel());
-                for j in 0..xt.numel() {
-                    let seed = self.one_hot(xt.shape(), gdt, j, span)?;
-                    rows.push(self.run_backward(&outer, &g, &seed, false, span)?);
-                }
-                let h = self.stack_rows(rows, xt.shape(), xt.shape(), span)?;
+                let h = self.jacobian_rows(&outer, &g, xt.shape(), span)?;
                 Ok(outside(&h, &outer))
             }
             _ => fail(span, format!("`{}` is not an autodiff builtin", b.name())),

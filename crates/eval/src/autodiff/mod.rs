@@ -233,9 +233,7 @@ pub(crate) fn op(name: &str, pos: &[Value], kw: &Keywords) -> Result<Value, Stri
         return plain_op(name, pos, kw);
     };
     if NOT_DIFFERENTIABLE.contains(&spec.name) {
-        let pos: Vec<Value> = pos.iter().map(strip_all).collect();
-        let kw: Keywords = kw.iter().map(|(k, v)| (k.clone(), strip_all(v))).collect();
-        return op(name, &pos, &kw);
+        return op(name, &strip_vec(pos), &strip_kw(kw));
     }
     // Bind the arguments to the parameters (errors are the kernel's own).
     let n = spec.params.len();
@@ -389,91 +387,88 @@ pub(crate) fn binary(bop: BinOp, a: &Value, b: &Value) -> Result<Value, String> 
     Ok(record(lv, AdOp::Bin(bop), vec![Some(a), Some(b)], parents, out))
 }
 
-/// `x.to(dt)`, recorded between float dtypes.
-pub(crate) fn cast(x: &Value, dt: DType) -> Result<Value, String> {
-    let Some(lv) = level(x) else {
-        return plain_cast(x, dt);
-    };
+/// A one-tensor operation on `x`, tracked at level `lv`: `again` runs it
+/// on x's primal (recording on outer tapes through the same entry point),
+/// and the result is recorded as `op` with arguments `[x's primal, extra…]`.
+fn through(
+    x: &Value,
+    lv: u64,
+    op: AdOp,
+    extra: &[&Value],
+    again: impl FnOnce(&Value) -> Result<Value, String>,
+) -> Result<Value, String> {
     let mut parents = Vec::new();
     let p = strip(x, lv, 0, &mut parents);
-    let out = cast(&p, dt)?;
-    Ok(record(lv, AdOp::Cast, vec![Some(p)], parents, out))
+    let out = again(&p)?;
+    let mut args = vec![Some(p)];
+    args.extend(extra.iter().map(|v| Some((*v).clone())));
+    Ok(record(lv, op, args, parents, out))
+}
+
+/// `x.to(dt)`, recorded between float dtypes.
+pub(crate) fn cast(x: &Value, dt: DType) -> Result<Value, String> {
+    match level(x) {
+        None => plain_cast(x, dt),
+        Some(lv) => through(x, lv, AdOp::Cast, &[], |p| cast(p, dt)),
+    }
 }
 
 /// `x[items]`, recorded.
 pub(crate) fn index(x: &Value, items: &[IndexItem]) -> Result<Value, String> {
-    let Some(lv) = level(x) else {
-        let t = base(x).ok_or("only a tensor can be indexed here")?;
-        return t.index(items).map(tensor_value).map_err(|e| e.0);
-    };
-    let mut parents = Vec::new();
-    let p = strip(x, lv, 0, &mut parents);
-    let out = index(&p, items)?;
-    Ok(record(
-        lv,
-        AdOp::Index(items.to_vec()),
-        vec![Some(p)],
-        parents,
-        out,
-    ))
+    match level(x) {
+        None => {
+            let t = base(x).ok_or("only a tensor can be indexed here")?;
+            t.index(items).map(tensor_value).map_err(|e| e.0)
+        }
+        Some(lv) => through(x, lv, AdOp::Index(items.to_vec()), &[], |p| index(p, items)),
+    }
 }
 
 /// `x.T`, recorded.
 pub(crate) fn reverse(x: &Value) -> Result<Value, String> {
-    let Some(lv) = level(x) else {
-        let t = base(x).ok_or("`.T` needs a tensor")?;
-        return Ok(tensor_value(t.reversed_axes()));
-    };
-    let mut parents = Vec::new();
-    let p = strip(x, lv, 0, &mut parents);
-    let out = reverse(&p)?;
-    Ok(record(lv, AdOp::Reverse, vec![Some(p)], parents, out))
+    match level(x) {
+        None => {
+            let t = base(x).ok_or("`.T` needs a tensor")?;
+            Ok(tensor_value(t.reversed_axes()))
+        }
+        Some(lv) => through(x, lv, AdOp::Reverse, &[], reverse),
+    }
 }
 
 /// The adjoint of `index_select`, recorded (its own vjp is `index_select`).
 pub(crate) fn index_add(src: &Value, axis: usize, idx: &Value, size: usize) -> Result<Value, String> {
-    let Some(lv) = level(src) else {
-        let (s, i) = (
-            base(src).ok_or("index_add: src")?,
-            base(idx).ok_or("index_add: idx")?,
-        );
-        return twill_tensor::ops::adjoint::index_add(s, axis, i, size)
-            .map(tensor_value)
-            .map_err(|e| e.0);
-    };
-    let mut parents = Vec::new();
-    let p = strip(src, lv, 0, &mut parents);
-    let out = index_add(&p, axis, idx, size)?;
-    Ok(record(
-        lv,
-        AdOp::IndexAdd(axis),
-        vec![Some(p), Some(idx.clone())],
-        parents,
-        out,
-    ))
+    match level(src) {
+        None => {
+            let (s, i) = (
+                base(src).ok_or("index_add: src")?,
+                base(idx).ok_or("index_add: idx")?,
+            );
+            twill_tensor::ops::adjoint::index_add(s, axis, i, size)
+                .map(tensor_value)
+                .map_err(|e| e.0)
+        }
+        Some(lv) => through(src, lv, AdOp::IndexAdd(axis), &[idx], |p| {
+            index_add(p, axis, idx, size)
+        }),
+    }
 }
 
 /// The adjoint of `gather`, recorded (its own vjp is `gather`).
 pub(crate) fn scatter_add(src: &Value, axis: usize, idx: &Value, shape: &[usize]) -> Result<Value, String> {
-    let Some(lv) = level(src) else {
-        let (s, i) = (
-            base(src).ok_or("scatter_add: src")?,
-            base(idx).ok_or("scatter_add: idx")?,
-        );
-        return twill_tensor::ops::adjoint::scatter_add(s, axis, i, shape)
-            .map(tensor_value)
-            .map_err(|e| e.0);
-    };
-    let mut parents = Vec::new();
-    let p = strip(src, lv, 0, &mut parents);
-    let out = scatter_add(&p, axis, idx, shape)?;
-    Ok(record(
-        lv,
-        AdOp::ScatterAdd(axis),
-        vec![Some(p), Some(idx.clone())],
-        parents,
-        out,
-    ))
+    match level(src) {
+        None => {
+            let (s, i) = (
+                base(src).ok_or("scatter_add: src")?,
+                base(idx).ok_or("scatter_add: idx")?,
+            );
+            twill_tensor::ops::adjoint::scatter_add(s, axis, i, shape)
+                .map(tensor_value)
+                .map_err(|e| e.0)
+        }
+        Some(lv) => through(src, lv, AdOp::ScatterAdd(axis), &[idx], |p| {
+            scatter_add(p, axis, idx, shape)
+        }),
+    }
 }
 
 /// `tp.watch(t)`: a leaf of the tape's level around `t`.
@@ -526,12 +521,13 @@ fn zeros(shape: &[usize], dt: DType) -> Result<Value, String> {
         .map_err(|e| e.0)
 }
 
-/// `backward(tp, root, seed)`: one gradient per watched tensor of `tape`,
-/// in watch order. `Err` for a root that has no gradient.
-pub(crate) fn backward(tape: &TapeVal, root: &Value, seed: &Value) -> Result<Vec<Value>, String> {
+/// The seed of a backward pass from `root`, checked and taken at the
+/// root's gradient dtype (a host number fills the root's shape). `what`
+/// names the caller in messages.
+fn seed_at(root: &Value, seed: &Value, what: &str) -> Result<Value, String> {
     let Some(rt) = base(root) else {
         return Err(format!(
-            "backward: the root must be a tensor, not `{}`",
+            "{what}: the root must be a tensor, not `{}`",
             root.type_name()
         ));
     };
@@ -542,10 +538,10 @@ pub(crate) fn backward(tape: &TapeVal, root: &Value, seed: &Value) -> Result<Vec
         ));
     }
     let gdt = grad_dtype(rt.dtype());
-    let seed = match seed {
+    match seed {
         Value::Int(_) | Value::F64(_) => {
             let s = binary(BinOp::Add, &zeros(rt.shape(), gdt)?, seed)?;
-            accumulate(None, s, gdt)?
+            accumulate(None, s, gdt)
         }
         s => {
             let st = base(s)
@@ -563,9 +559,21 @@ pub(crate) fn backward(tape: &TapeVal, root: &Value, seed: &Value) -> Result<Vec
                     st.dtype()
                 ));
             }
-            accumulate(None, s.clone(), gdt)?
+            accumulate(None, s.clone(), gdt)
         }
-    };
+    }
+}
+
+/// `backward(tp, root, seed)`: one gradient per watched tensor of `tape`,
+/// in watch order. `Err` for a root that has no gradient.
+pub(crate) fn backward(tape: &TapeVal, root: &Value, seed: &Value) -> Result<Vec<Value>, String> {
+    let seed = seed_at(root, seed, "backward")?;
+    backward_from(tape, root, seed)
+}
+
+/// The backward pass from `root`, seeded with `seed` (already checked and
+/// at the root's gradient dtype).
+fn backward_from(tape: &TapeVal, root: &Value, seed: Value) -> Result<Vec<Value>, String> {
     // The root's node at this tape's level, if it depends on the tape.
     let mut r = root;
     let root_node = loop {
@@ -645,20 +653,9 @@ pub(crate) fn backward_scaled(
     seed: &Value,
     scale: f64,
 ) -> Result<Vec<Value>, String> {
-    let Some(rt) = base(root) else {
-        return Err(format!(
-            "backward_scaled: the root must be a tensor, not `{}`",
-            root.type_name()
-        ));
-    };
-    let gdt = grad_dtype(rt.dtype());
-    let seed = match seed {
-        Value::Int(_) | Value::F64(_) => binary(BinOp::Add, &zeros(rt.shape(), gdt)?, seed)?,
-        s if base(s).is_some_and(|t| t.dtype().is_float()) => accumulate(None, s.clone(), gdt)?,
-        s => s.clone(),
-    };
+    let seed = seed_at(root, seed, "backward_scaled")?;
     let scaled = binary(BinOp::Mul, &seed, &Value::F64(scale))?;
-    let grads = backward(tape, root, &scaled)?;
+    let grads = backward_from(tape, root, scaled)?;
     grads
         .iter()
         .map(|g| binary(BinOp::Div, g, &Value::F64(scale)))

@@ -164,25 +164,7 @@ fn norm_axis(a: i64, ndim: usize) -> Res<usize> {
 fn reduced_axes(axis: &Option<Value>, ndim: usize) -> Res<Vec<usize>> {
     let mut axes = match axis {
         None => (0..ndim).collect(),
-        Some(Value::Int(a)) => vec![norm_axis(*a, ndim.max(1))?],
-        Some(Value::Arr(items)) => {
-            let mut v = Vec::new();
-            for it in items.iter() {
-                match it {
-                    Value::Int(a) => v.push(norm_axis(*a, ndim.max(1))?),
-                    _ => return Err("an axis must be an Int".into()),
-                }
-            }
-            v
-        }
-        Some(t) if is_tensor(t) => {
-            let mut v = Vec::new();
-            for x in base(t).map(|t| t.to_f64_vec()).unwrap_or_default() {
-                v.push(norm_axis(x as i64, ndim.max(1))?);
-            }
-            v
-        }
-        Some(other) => return Err(format!("an axis cannot be a `{}`", other.type_name())),
+        Some(v) => axis_list(v, ndim)?,
     };
     axes.sort_unstable();
     axes.dedup();
@@ -192,21 +174,35 @@ fn reduced_axes(axis: &Option<Value>, ndim: usize) -> Res<Vec<usize>> {
     Ok(axes)
 }
 
+/// An axis argument (an Int, an `Arr[Int]` or an integral tensor) as
+/// normalised axes, in the order given.
+fn axis_list(v: &Value, ndim: usize) -> Res<Vec<usize>> {
+    match v {
+        Value::Int(a) => Ok(vec![norm_axis(*a, ndim.max(1))?]),
+        Value::Arr(items) => items
+            .iter()
+            .map(|it| match it {
+                Value::Int(a) => norm_axis(*a, ndim.max(1)),
+                _ => Err("an axis must be an Int".into()),
+            })
+            .collect(),
+        t if is_tensor(t) => base(t)
+            .map(|t| t.to_f64_vec())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| norm_axis(a as i64, ndim.max(1)))
+            .collect(),
+        other => Err(format!("an axis cannot be a `{}`", other.type_name())),
+    }
+}
+
 fn flag(v: &Option<Value>) -> bool {
     matches!(v, Some(Value::Bool(true)))
 }
 
 /// A reduction's cotangent (or output) brought back to the input's shape.
 fn expand(v: &Value, axes: &[usize], keepdim: bool, xshape: &[usize]) -> Res<Value> {
-    let mut cur = v.clone();
-    if !keepdim {
-        let mut kept = shape(&cur);
-        for &a in axes {
-            kept.insert(a, 1);
-        }
-        cur = o("reshape", &[cur, ints(&kept)])?;
-    }
-    o("broadcast_to", &[cur, ints(xshape)])
+    o("broadcast_to", &[with_kept_axes(v, axes, keepdim)?, ints(xshape)])
 }
 
 /// The number of elements a reduction folded into each output.
@@ -416,44 +412,33 @@ fn table_rule(
         "clip" => {
             // PyTorch's clamp: x gets the gradient on lo <= x <= hi.
             let w = wx()?;
-            let lo = args.get(1).cloned().flatten();
-            let hi = args.get(2).cloned().flatten();
+            let widen = |i: usize| args.get(i).cloned().flatten().map(|v| wide(&v, gdt)).transpose();
+            let (lo, hi) = (widen(1)?, widen(2)?);
             let mut inside = cmp(BinOp::Eq, &w, &w)?; // false only at NaN
             if let Some(l) = &lo {
-                inside = binary(BinOp::BitAnd, &inside, &cmp(BinOp::Ge, &w, &wide(l, gdt)?)?)?;
+                inside = binary(BinOp::BitAnd, &inside, &cmp(BinOp::Ge, &w, l)?)?;
             }
             if let Some(h) = &hi {
-                inside = binary(BinOp::BitAnd, &inside, &cmp(BinOp::Le, &w, &wide(h, gdt)?)?)?;
+                inside = binary(BinOp::BitAnd, &inside, &cmp(BinOp::Le, &w, h)?)?;
             }
             if need0 {
                 c.push((slot(0), masked(&inside, ct)?));
             }
+            // lo > hi gives hi everywhere, so there lo gets nothing and hi
+            // everything (PyTorch's clamp_backward_min_max).
             if let (Some(l), true) = (&lo, need(slot(1))) {
-                let mut below = cmp(BinOp::Lt, &w, &wide(l, gdt)?)?;
+                let mut below = cmp(BinOp::Lt, &w, l)?;
                 if let Some(h) = &hi {
-                    // lo > hi gives hi everywhere, so lo gets nothing there
-                    // (PyTorch's clamp_backward_min_max: x < lo and lo < hi).
-                    below = binary(
-                        BinOp::BitAnd,
-                        &below,
-                        &cmp(BinOp::Lt, &wide(l, gdt)?, &wide(h, gdt)?)?,
-                    )?;
+                    below = binary(BinOp::BitAnd, &below, &cmp(BinOp::Lt, l, h)?)?;
                 }
-                let g = masked(&below, ct)?;
-                c.push((slot(1), sum_to(&g, &shape(l))?));
+                c.push((slot(1), sum_to(&masked(&below, ct)?, &shape(l))?));
             }
             if let (Some(h), true) = (&hi, need(slot(2))) {
-                let mut above = cmp(BinOp::Gt, &w, &wide(h, gdt)?)?;
+                let mut above = cmp(BinOp::Gt, &w, h)?;
                 if let Some(l) = &lo {
-                    // lo > hi gives hi everywhere.
-                    above = binary(
-                        BinOp::BitOr,
-                        &above,
-                        &cmp(BinOp::Gt, &wide(l, gdt)?, &wide(h, gdt)?)?,
-                    )?;
+                    above = binary(BinOp::BitOr, &above, &cmp(BinOp::Gt, l, h)?)?;
                 }
-                let g = masked(&above, ct)?;
-                c.push((slot(2), sum_to(&g, &shape(h))?));
+                c.push((slot(2), sum_to(&masked(&above, ct)?, &shape(h))?));
             }
         }
         "exp" => unary(c, mul(ct, &wo()?))?,
@@ -519,7 +504,7 @@ fn table_rule(
                 &[hitf.clone()],
                 &[("axis", ints(&axes)), ("keepdim", Value::Bool(true))],
             )?;
-            let share = div(&o("broadcast_to", &[okw_keep(ct, &axes, keep)?, ints(&xs)])?, &n)?;
+            let share = div(&expand(ct, &axes, keep, &xs)?, &n)?;
             unary(c, mul(&share, &hitf))?
         }
         "var" | "std" => {
@@ -610,7 +595,7 @@ fn table_rule(
         "broadcast_to" => unary(c, sum_to(ct, &xs))?,
         "transpose" => unary(c, o("transpose", &[ct.clone(), arg(args, 1)?, arg(args, 2)?]))?,
         "permute" => {
-            let axes = reduced_axes_order(&arg(args, 1)?, xs.len())?;
+            let axes = axis_list(&arg(args, 1)?, xs.len())?;
             let mut inv = vec![0usize; axes.len()];
             for (i, &a) in axes.iter().enumerate() {
                 inv[a] = i;
@@ -735,7 +720,7 @@ fn table_rule(
 }
 
 /// `ct` with the reduced axes restored as size-1 axes.
-fn okw_keep(ct: &Value, axes: &[usize], keepdim: bool) -> Res<Value> {
+fn with_kept_axes(ct: &Value, axes: &[usize], keepdim: bool) -> Res<Value> {
     if keepdim {
         return Ok(ct.clone());
     }
@@ -744,25 +729,6 @@ fn okw_keep(ct: &Value, axes: &[usize], keepdim: bool) -> Res<Value> {
         kept.insert(a, 1);
     }
     o("reshape", &[ct.clone(), ints(&kept)])
-}
-
-fn reduced_axes_order(v: &Value, ndim: usize) -> Res<Vec<usize>> {
-    match v {
-        Value::Arr(items) => items
-            .iter()
-            .map(|it| match it {
-                Value::Int(a) => norm_axis(*a, ndim.max(1)),
-                _ => Err("`permute`: axes must be Ints".into()),
-            })
-            .collect(),
-        t if is_tensor(t) => base(t)
-            .map(|t| t.to_f64_vec())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|a| norm_axis(a as i64, ndim.max(1)))
-            .collect(),
-        other => Err(format!("`permute`: axes cannot be a `{}`", other.type_name())),
-    }
 }
 
 /// prod: each element's gradient is the product of the others in its

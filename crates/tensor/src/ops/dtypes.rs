@@ -55,6 +55,21 @@ pub fn join(a: Input, b: Input) -> Option<DType> {
     }
 }
 
+/// Which arguments of operation `op` (positional, `n` of them, the
+/// receiver first) have dtypes that promote into its result: not an index
+/// tensor, a condition, a shape or an einsum spec. The checker's widening
+/// warnings look only at these.
+pub fn promoted(op: &str, n: usize) -> std::ops::Range<usize> {
+    let r = match op {
+        "maximum" | "minimum" | "matmul" | "conv2d" => 0..2,
+        "linear" => 0..3,
+        "where" => 1..3,
+        "einsum" => 1..n,
+        _ => 0..1,
+    };
+    r.start.min(n)..r.end.min(n)
+}
+
 /// The result dtype of operation `op` of the table given its arguments in
 /// positional order (the receiver first), or `None` when unknown.
 pub fn result(op: &str, args: &[Input]) -> Option<DType> {
@@ -140,5 +155,15 @@ mod tests {
             Some(DType::F16)
         );
         assert_eq!(result("exp", &[Input::Tensor(None)]), None);
+    }
+
+    #[test]
+    fn index_and_condition_operands_do_not_promote() {
+        assert_eq!(promoted("gather", 3), 0..1);
+        assert_eq!(promoted("index_select", 3), 0..1);
+        assert_eq!(promoted("where", 3), 1..3);
+        assert_eq!(promoted("linear", 2), 0..2);
+        assert_eq!(promoted("einsum", 3), 1..3);
+        assert_eq!(promoted("sum", 0), 0..0);
     }
 }

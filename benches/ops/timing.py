@@ -1,0 +1,20 @@
+"""What the benchmarks in benches/ops/ share: where the twill binary is,
+and the best-of timing of a Python callable. Imports nothing heavy, so a
+script can set OpenBLAS's environment before it loads NumPy."""
+import os
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TWILL = os.path.join(ROOT, "target", "release", "twill")
+
+
+def best_ms(fn, repeat=7):
+    """The fastest of `repeat` calls of `fn` (after one warm-up), in ms."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
