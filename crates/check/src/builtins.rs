@@ -1,159 +1,74 @@
-//! The table of builtin functions: names, arities, keyword parameters and
-//! result types. The checker resolves a call to a `Builtin` through this
-//! table; the evaluator implements each variant. Adding a builtin means one
-//! variant here and one arm in the evaluator, both matched exhaustively.
+//! The table of builtin functions and of the methods of host values:
+//! names, arities, keyword parameters, result types and help text. The
+//! checker resolves every call and method name through these tables (and
+//! through `twill_tensor::ops::Op` for tensor operations); the evaluator
+//! implements each variant, matched exhaustively, and never sees a name.
+//! Adding a builtin means one line in `builtins!` and one arm in the
+//! evaluator.
 
+use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
 use crate::types::Ty;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Builtin {
-    Print,
-    Str,
-    Args,
-    Range,
-    Arr,
-    Len,
-    Int,
-    Float,
-    Ok,
-    Err,
-    Some,
-    Assert,
-    ReadText,
-    WriteText,
-    ReadCsv,
-    LoadNpy,
-    SaveNpy,
-    Clock,
-    /// A host-number math function (`sqrt(2.0)`, `abs(-3)`).
-    Math(MathFn),
-    Maximum,
-    Minimum,
-    Clip,
-    Zeros,
-    Ones,
-    Full,
-    Arange,
-    Linspace,
-    Eye,
-    Tensor,
-    ZerosLike,
-    OnesLike,
-    Rand,
-    Randn,
-    F64Bits,
-    F64FromBits,
-    /// A tensor operation of spec §4.1, run through `twill_tensor::ops`.
-    TensorOp(&'static str),
-    // Autodiff (spec §8).
-    Tape,
-    Backward,
-    BackwardScaled,
-    GradsFinite,
-    Grad,
-    ValueAndGrad,
-    Vjp,
-    Jvp,
-    Jacobian,
-    Hessian,
+/// Generates [`Builtin`]'s plain variants, their names and help texts from
+/// one list.
+macro_rules! builtins {
+    ($($variant:ident = $name:literal, $help:literal;)*) => {
+        /// A builtin function (spec §3, §4, §8, §9). `Op` holds a tensor
+        /// operation of the registry called in function form.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Builtin {
+            $($variant,)*
+            Op(Op),
+        }
+
+        const PLAIN: &[(Builtin, &str, &str)] = &[$((Builtin::$variant, $name, $help),)*];
+    };
 }
 
-/// Elementwise functions that also apply to host numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MathFn {
-    Neg,
-    Abs,
-    Sign,
-    Relu,
-    Square,
-    Exp,
-    Log,
-    Log1p,
-    Expm1,
-    Sqrt,
-    Rsqrt,
-    Sin,
-    Cos,
-    Tan,
-    Tanh,
-    Sigmoid,
-    Floor,
-    Ceil,
-    Round,
-    IsNan,
-    IsInf,
-    IsFinite,
-}
-
-impl MathFn {
-    pub const ALL: [MathFn; 22] = [
-        MathFn::Neg,
-        MathFn::Abs,
-        MathFn::Sign,
-        MathFn::Relu,
-        MathFn::Square,
-        MathFn::Exp,
-        MathFn::Log,
-        MathFn::Log1p,
-        MathFn::Expm1,
-        MathFn::Sqrt,
-        MathFn::Rsqrt,
-        MathFn::Sin,
-        MathFn::Cos,
-        MathFn::Tan,
-        MathFn::Tanh,
-        MathFn::Sigmoid,
-        MathFn::Floor,
-        MathFn::Ceil,
-        MathFn::Round,
-        MathFn::IsNan,
-        MathFn::IsInf,
-        MathFn::IsFinite,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MathFn::Neg => "neg",
-            MathFn::Abs => "abs",
-            MathFn::Sign => "sign",
-            MathFn::Relu => "relu",
-            MathFn::Square => "square",
-            MathFn::Exp => "exp",
-            MathFn::Log => "log",
-            MathFn::Log1p => "log1p",
-            MathFn::Expm1 => "expm1",
-            MathFn::Sqrt => "sqrt",
-            MathFn::Rsqrt => "rsqrt",
-            MathFn::Sin => "sin",
-            MathFn::Cos => "cos",
-            MathFn::Tan => "tan",
-            MathFn::Tanh => "tanh",
-            MathFn::Sigmoid => "sigmoid",
-            MathFn::Floor => "floor",
-            MathFn::Ceil => "ceil",
-            MathFn::Round => "round",
-            MathFn::IsNan => "isnan",
-            MathFn::IsInf => "isinf",
-            MathFn::IsFinite => "isfinite",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<MathFn> {
-        MathFn::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// The result type on a host number: F64, except that `abs` and `neg`
-    /// of an Int stay Int (spec §3) and the predicates give Bool.
-    pub fn host_result(self, arg: &Ty) -> Ty {
-        match self {
-            MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite => Ty::Bool,
-            MathFn::Neg | MathFn::Abs if *arg == Ty::Int => Ty::Int,
-            MathFn::Neg | MathFn::Abs if !arg.is_known() => Ty::Unknown,
-            _ => Ty::F64,
-        }
-    }
+builtins! {
+    Print = "print", "print values separated by spaces, then a newline";
+    Str = "str", "the text of a value, as `print` shows it";
+    Args = "args", "the program's command-line arguments, an Arr[Str]";
+    Range = "range", "the Ints from start (0) up to stop, by step (1)";
+    Arr = "arr", "an Arr from a Range or an Arr";
+    Len = "len", "the length of a Str, Arr or Range";
+    Int = "int", "a number or Str as an Int (F64 truncates toward zero)";
+    Float = "float", "a number or Str as an F64";
+    Ok = "Ok", "a successful Res";
+    Err = "Err", "a failed Res";
+    Some = "Some", "an Opt holding a value";
+    Assert = "assert", "stop with an error if the condition is false";
+    ReadText = "read_text", "the contents of a text file";
+    WriteText = "write_text", "write a Str to a file, atomically";
+    ReadCsv = "read_csv", "read a CSV file of numbers into an f64 tensor";
+    LoadNpy = "load_npy", "load a tensor from a NumPy .npy file";
+    SaveNpy = "save_npy", "save a tensor to a NumPy .npy file, atomically";
+    Clock = "clock", "seconds since the program started, an F64";
+    Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
+    Ones = "ones", "a tensor of ones: ones(shape, dt=f64)";
+    Full = "full", "a tensor filled with a value: full(shape, value, dt=f64)";
+    Arange = "arange", "evenly spaced values in [a, b) by step";
+    Linspace = "linspace", "n evenly spaced values from a to b inclusive";
+    Eye = "eye", "the n x n identity matrix";
+    Tensor = "tensor", "a tensor from a number or list, of dtype dt (f64 by default)";
+    ZerosLike = "zeros_like", "zeros of another tensor's shape and dtype";
+    OnesLike = "ones_like", "ones of another tensor's shape and dtype";
+    Rand = "rand", "uniform random numbers in [0, 1): rand(shape, dt, seed)";
+    Randn = "randn", "standard normal random numbers: randn(shape, dt, seed)";
+    F64Bits = "f64_bits", "the IEEE bit pattern of an F64, as an Int";
+    F64FromBits = "f64_from_bits", "the F64 whose bit pattern is this Int";
+    Tape = "tape", "a new autodiff tape: watch tensors on it, then backward";
+    Backward = "backward", "gradients of a scalar root with respect to tensors";
+    BackwardScaled = "backward_scaled", "backward with a loss scale, for f16 training";
+    GradsFinite = "grads_finite", "whether every gradient is finite";
+    Grad = "grad", "the gradient function's value: grad(f, x)";
+    ValueAndGrad = "value_and_grad", "f(x) and its gradient: value_and_grad(f, x)";
+    Vjp = "vjp", "the vector-Jacobian product: vjp(f, x, v)";
+    Jvp = "jvp", "the Jacobian-vector product: jvp(f, x, v)";
+    Jacobian = "jacobian", "the Jacobian of f at x";
+    Hessian = "hessian", "the exact Hessian of a scalar f at x";
 }
 
 /// How many positional arguments a builtin takes, and the names by which
@@ -166,114 +81,52 @@ pub struct Signature {
 }
 
 impl Builtin {
+    /// The builtin a source name denotes: a function of the table above,
+    /// else a tensor operation in function form.
     pub fn from_name(name: &str) -> Option<Builtin> {
-        Some(match name {
-            "print" => Builtin::Print,
-            "str" => Builtin::Str,
-            "args" => Builtin::Args,
-            "range" => Builtin::Range,
-            "arr" => Builtin::Arr,
-            "len" => Builtin::Len,
-            "int" => Builtin::Int,
-            "float" => Builtin::Float,
-            "Ok" => Builtin::Ok,
-            "Err" => Builtin::Err,
-            "Some" => Builtin::Some,
-            "assert" => Builtin::Assert,
-            "read_text" => Builtin::ReadText,
-            "write_text" => Builtin::WriteText,
-            "read_csv" => Builtin::ReadCsv,
-            "load_npy" => Builtin::LoadNpy,
-            "save_npy" => Builtin::SaveNpy,
-            "clock" => Builtin::Clock,
-            "maximum" => Builtin::Maximum,
-            "minimum" => Builtin::Minimum,
-            "clip" => Builtin::Clip,
-            "zeros" => Builtin::Zeros,
-            "ones" => Builtin::Ones,
-            "full" => Builtin::Full,
-            "arange" => Builtin::Arange,
-            "linspace" => Builtin::Linspace,
-            "eye" => Builtin::Eye,
-            "tensor" => Builtin::Tensor,
-            "zeros_like" => Builtin::ZerosLike,
-            "ones_like" => Builtin::OnesLike,
-            "rand" => Builtin::Rand,
-            "randn" => Builtin::Randn,
-            "f64_bits" => Builtin::F64Bits,
-            "f64_from_bits" => Builtin::F64FromBits,
-            "tape" => Builtin::Tape,
-            "backward" => Builtin::Backward,
-            "backward_scaled" => Builtin::BackwardScaled,
-            "grads_finite" => Builtin::GradsFinite,
-            "grad" => Builtin::Grad,
-            "value_and_grad" => Builtin::ValueAndGrad,
-            "vjp" => Builtin::Vjp,
-            "jvp" => Builtin::Jvp,
-            "jacobian" => Builtin::Jacobian,
-            "hessian" => Builtin::Hessian,
-            other => match MathFn::from_name(other) {
-                Some(m) => Builtin::Math(m),
-                None => Builtin::TensorOp(twill_tensor::ops::SPEC_NAMES.iter().find(|n| **n == other)?),
-            },
-        })
+        PLAIN
+            .iter()
+            .find(|(_, n, _)| *n == name)
+            .map(|(b, _, _)| *b)
+            .or_else(|| Op::from_name(name).map(Builtin::Op))
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Builtin::Print => "print",
-            Builtin::Str => "str",
-            Builtin::Args => "args",
-            Builtin::Range => "range",
-            Builtin::Arr => "arr",
-            Builtin::Len => "len",
-            Builtin::Int => "int",
-            Builtin::Float => "float",
-            Builtin::Ok => "Ok",
-            Builtin::Err => "Err",
-            Builtin::Some => "Some",
-            Builtin::Assert => "assert",
-            Builtin::ReadText => "read_text",
-            Builtin::WriteText => "write_text",
-            Builtin::ReadCsv => "read_csv",
-            Builtin::LoadNpy => "load_npy",
-            Builtin::SaveNpy => "save_npy",
-            Builtin::Clock => "clock",
-            Builtin::Maximum => "maximum",
-            Builtin::Minimum => "minimum",
-            Builtin::Clip => "clip",
-            Builtin::Zeros => "zeros",
-            Builtin::Ones => "ones",
-            Builtin::Full => "full",
-            Builtin::Arange => "arange",
-            Builtin::Linspace => "linspace",
-            Builtin::Eye => "eye",
-            Builtin::Tensor => "tensor",
-            Builtin::ZerosLike => "zeros_like",
-            Builtin::OnesLike => "ones_like",
-            Builtin::Rand => "rand",
-            Builtin::Randn => "randn",
-            Builtin::F64Bits => "f64_bits",
-            Builtin::F64FromBits => "f64_from_bits",
-            Builtin::TensorOp(name) => name,
-            Builtin::Math(m) => m.name(),
-            Builtin::Tape => "tape",
-            Builtin::Backward => "backward",
-            Builtin::BackwardScaled => "backward_scaled",
-            Builtin::GradsFinite => "grads_finite",
-            Builtin::Grad => "grad",
-            Builtin::ValueAndGrad => "value_and_grad",
-            Builtin::Vjp => "vjp",
-            Builtin::Jvp => "jvp",
-            Builtin::Jacobian => "jacobian",
-            Builtin::Hessian => "hessian",
+            Builtin::Op(op) => op.name(),
+            b => PLAIN.iter().find(|(p, _, _)| *p == b).map_or("?", |(_, n, _)| n),
         }
+    }
+
+    pub fn help(self) -> &'static str {
+        match self {
+            Builtin::Op(op) => op.help(),
+            b => PLAIN.iter().find(|(p, _, _)| *p == b).map_or("", |(_, _, h)| h),
+        }
+    }
+
+    /// Every builtin function name, for completion and suggestions.
+    pub fn all() -> impl Iterator<Item = Builtin> {
+        PLAIN
+            .iter()
+            .map(|(b, _, _)| *b)
+            .chain(Op::ALL.iter().map(|op| Builtin::Op(*op)))
     }
 
     pub fn signature(self) -> Signature {
         // (fewest positional arguments, most, parameter names for keywords)
         let (min, max, params): (usize, Option<usize>, &'static [&'static str]) = match self {
-            Builtin::Print | Builtin::TensorOp(_) => (0, None, &[]),
+            Builtin::Print => (0, None, &[]),
+            // A tensor operation's keywords are its registry parameters
+            // (see `resolve`); the arity of the tensor-only ones is the
+            // kernel's to check, those that also take host numbers have
+            // their fixed host arity.
+            Builtin::Op(op) => match op.spec().host {
+                Host::No => (0, None, &[]),
+                Host::Unary(_) => (1, Some(1), &[]),
+                Host::Binary(_) => (2, Some(2), &[]),
+                Host::Clip => (1, Some(3), &[]),
+            },
             Builtin::Args | Builtin::Clock | Builtin::Tape => (0, Some(0), &[]),
             Builtin::GradsFinite => (1, Some(1), &[]),
             Builtin::Grad | Builtin::ValueAndGrad | Builtin::Jacobian | Builtin::Hessian => (2, Some(2), &[]),
@@ -281,9 +134,8 @@ impl Builtin {
             Builtin::BackwardScaled => (4, Some(4), &[]),
             Builtin::Range => (1, Some(3), &[]),
             Builtin::Assert => (1, Some(2), &[]),
-            Builtin::WriteText | Builtin::SaveNpy | Builtin::Maximum | Builtin::Minimum => (2, Some(2), &[]),
+            Builtin::WriteText | Builtin::SaveNpy => (2, Some(2), &[]),
             Builtin::ReadCsv | Builtin::LoadNpy => (1, Some(1), &[]),
-            Builtin::Clip => (3, Some(3), &[]),
             Builtin::Str
             | Builtin::Arr
             | Builtin::Len
@@ -296,8 +148,7 @@ impl Builtin {
             | Builtin::ZerosLike
             | Builtin::OnesLike
             | Builtin::F64Bits
-            | Builtin::F64FromBits
-            | Builtin::Math(_) => (1, Some(1), &[]),
+            | Builtin::F64FromBits => (1, Some(1), &[]),
             Builtin::Zeros | Builtin::Ones => (1, Some(2), &["shape", "dt"]),
             Builtin::Full => (2, Some(3), &["shape", "value", "dt"]),
             Builtin::Arange => (1, Some(4), &["a", "b", "step", "dt"]),
@@ -335,11 +186,7 @@ impl Builtin {
             Builtin::Ok => Ty::Res(Box::new(first), Box::new(Ty::Unknown)),
             Builtin::Err => Ty::Res(Box::new(Ty::Unknown), Box::new(first)),
             Builtin::Some => Ty::Opt(Box::new(first)),
-            Builtin::Math(m) => match first {
-                Ty::Int | Ty::F64 => m.host_result(&first),
-                Ty::Tensor(_) | Ty::Unknown => Ty::Unknown,
-                _ => Ty::Unknown,
-            },
+            Builtin::Op(op) => host_op_result(op, args),
             Builtin::Zeros
             | Builtin::Ones
             | Builtin::Full
@@ -355,7 +202,6 @@ impl Builtin {
             },
             Builtin::F64Bits => Ty::Int,
             Builtin::F64FromBits => Ty::F64,
-            Builtin::TensorOp(_) => Ty::Unknown,
             Builtin::Tape => Ty::Tape,
             Builtin::Backward | Builtin::BackwardScaled => {
                 Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Tensor(None)))), Box::new(Ty::Str))
@@ -373,77 +219,283 @@ impl Builtin {
                 _ => Ty::Unknown,
             },
             Builtin::ValueAndGrad => Ty::Arr(Box::new(Ty::Unknown)),
-            Builtin::Maximum | Builtin::Minimum | Builtin::Clip => {
-                if args.iter().all(|t| matches!(t, Ty::Int | Ty::F64)) {
-                    Ty::F64
-                } else {
-                    Ty::Unknown
-                }
-            }
         }
     }
 }
 
-/// Methods of host values, for "unknown method" errors on receivers whose
-/// type the checker knows. Host numbers accept the math functions as methods.
-pub fn host_methods(ty: &Ty) -> Option<&'static [&'static str]> {
-    match ty {
-        Ty::Str => Some(&[
-            "len",
-            "upper",
-            "lower",
-            "trim",
-            "split",
-            "contains",
-            "starts_with",
-            "ends_with",
-            "replace",
-            "find",
-            "chars",
-        ]),
-        Ty::Arr(_) => Some(&[
-            "push", "pop", "len", "contains", "join", "reversed", "insert", "remove",
-        ]),
-        Ty::Bool | Ty::Unit | Ty::DType | Ty::Range | Ty::Fn(..) | Ty::Res(..) | Ty::Opt(_) => Some(&[]),
-        Ty::Int | Ty::F64 => Some(&[]),
-        Ty::Tensor(_) => None,
-        Ty::Tape => Some(&["watch"]),
-        Ty::Unknown | Ty::Struct(_) => None,
+/// The result type of a tensor operation applied to host numbers (spec
+/// §3): F64, except that `abs` and `neg` of an Int stay Int and the
+/// predicates give Bool; `Unknown` when an argument may be a tensor (the
+/// checker types the tensor case from the registry's dtype rule).
+pub fn host_op_result(op: Op, args: &[Ty]) -> Ty {
+    let numbers = !args.is_empty() && args.iter().all(|t| matches!(t, Ty::Int | Ty::F64));
+    if !numbers {
+        return Ty::Unknown;
+    }
+    let first = &args[0];
+    match op.spec().host {
+        Host::No => Ty::Unknown,
+        Host::Unary(u) => {
+            use twill_tensor::ops::Unary as U;
+            match u {
+                U::IsNan | U::IsInf | U::IsFinite => Ty::Bool,
+                U::Neg | U::Abs if *first == Ty::Int => Ty::Int,
+                U::Neg
+                | U::Abs
+                | U::Sign
+                | U::Relu
+                | U::Square
+                | U::Exp
+                | U::Log
+                | U::Log1p
+                | U::Expm1
+                | U::Sqrt
+                | U::Rsqrt
+                | U::Sin
+                | U::Cos
+                | U::Tan
+                | U::Tanh
+                | U::Sigmoid
+                | U::Floor
+                | U::Ceil
+                | U::Round => Ty::F64,
+            }
+        }
+        Host::Binary(_) | Host::Clip => Ty::F64,
     }
 }
 
-/// Methods of tensors besides the operations of `twill_tensor::ops`.
-pub const TENSOR_METHODS: &[&str] = &["to", "numel", "item"];
+/// Generates [`HostMethod`] with its names, receivers and help from one list.
+macro_rules! host_methods {
+    ($($variant:ident = $name:literal, [$($recv:ident),*], $help:literal;)*) => {
+        /// A method of a value that is not a tensor operation: of Str, Arr,
+        /// Tape, and the tensor methods `to`, `numel`, `item`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum HostMethod {
+            $($variant,)*
+        }
 
-/// Whether `name` is a method of tensors (spec §4.1's method forms).
-pub fn is_tensor_method(name: &str) -> bool {
-    TENSOR_METHODS.contains(&name) || twill_tensor::ops::SPEC_NAMES.contains(&name)
+        const METHODS: &[(HostMethod, &str, &[Recv], &str)] = &[
+            $((HostMethod::$variant, $name, &[$(Recv::$recv),*], $help),)*
+        ];
+    };
 }
 
-/// The static result type of a method on a host receiver.
-pub fn host_method_type(recv: &Ty, name: &str) -> Ty {
-    match (recv, name) {
-        (Ty::Str, "len" | "find") => Ty::Int,
-        (Ty::Str, "upper" | "lower" | "trim" | "replace") => Ty::Str,
-        (Ty::Str, "split" | "chars") => Ty::Arr(Box::new(Ty::Str)),
-        (Ty::Str, "contains" | "starts_with" | "ends_with") => Ty::Bool,
-        (Ty::Arr(_), "len") => Ty::Int,
-        (Ty::Arr(_), "contains") => Ty::Bool,
-        (Ty::Arr(_), "join") => Ty::Str,
-        (Ty::Arr(t), "pop") => (**t).clone(),
-        (Ty::Arr(t), "reversed") => Ty::Arr(t.clone()),
-        (Ty::Arr(_), "push" | "insert") => Ty::Unit,
-        (Ty::Tensor(_), "numel") => Ty::Int,
-        (Ty::Tape, "watch") => Ty::Tensor(None),
-        (Ty::Tensor(Some(d)), "item") => match d {
+/// The kinds of value a host method belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recv {
+    Str,
+    Arr,
+    Tape,
+    Tensor,
+}
+
+host_methods! {
+    Len = "len", [Str, Arr], "the number of characters or elements";
+    Upper = "upper", [Str], "the Str in upper case";
+    Lower = "lower", [Str], "the Str in lower case";
+    Trim = "trim", [Str], "the Str without leading and trailing white space";
+    Split = "split", [Str], "the pieces of the Str between separators";
+    Contains = "contains", [Str, Arr], "whether the Str holds a piece, or the Arr an element";
+    StartsWith = "starts_with", [Str], "whether the Str begins with a piece";
+    EndsWith = "ends_with", [Str], "whether the Str ends with a piece";
+    Replace = "replace", [Str], "the Str with every occurrence of a piece replaced";
+    Find = "find", [Str], "the character index of a piece, or -1";
+    Chars = "chars", [Str], "the characters of the Str, an Arr[Str]";
+    Push = "push", [Arr], "append an element (on a var)";
+    Pop = "pop", [Arr], "remove and return the last element (on a var)";
+    Join = "join", [Arr], "the elements' text joined by a separator";
+    Reversed = "reversed", [Arr], "a reversed copy";
+    Insert = "insert", [Arr], "insert an element at an index (on a var)";
+    Remove = "remove", [Arr], "remove and return the element at an index (on a var)";
+    Watch = "watch", [Tape], "record a tensor on the tape";
+    To = "to", [Tensor], "the tensor cast to a dtype, rounding once";
+    Numel = "numel", [Tensor], "the number of elements";
+    Item = "item", [Tensor], "the value of a one-element tensor as a host number";
+}
+
+impl HostMethod {
+    pub fn from_name(name: &str) -> Option<HostMethod> {
+        METHODS.iter().find(|m| m.1 == name).map(|m| m.0)
+    }
+
+    fn entry(self) -> &'static (HostMethod, &'static str, &'static [Recv], &'static str) {
+        // Every variant is generated with its entry.
+        &METHODS[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().1
+    }
+
+    pub fn help(self) -> &'static str {
+        self.entry().3
+    }
+
+    pub fn applies_to(self, r: Recv) -> bool {
+        self.entry().2.contains(&r)
+    }
+
+    /// Whether it changes an Arr in place (allowed on a `var` only).
+    pub fn mutates(self) -> bool {
+        matches!(
+            self,
+            HostMethod::Push | HostMethod::Pop | HostMethod::Insert | HostMethod::Remove
+        )
+    }
+
+    pub fn all() -> impl Iterator<Item = HostMethod> {
+        METHODS.iter().map(|m| m.0)
+    }
+}
+
+/// A method name as the checker resolved it: the tensor operation and the
+/// host method it may denote (a receiver of unknown type can be either,
+/// `x.split(…)`), and the interned name for a struct field holding a
+/// function. The evaluator picks by the receiver's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MethodRef {
+    pub op: Option<Op>,
+    pub host: Option<HostMethod>,
+}
+
+impl MethodRef {
+    pub fn resolve(name: &str) -> MethodRef {
+        MethodRef {
+            op: Op::from_name(name),
+            host: HostMethod::from_name(name),
+        }
+    }
+
+    pub fn is_known(self) -> bool {
+        self.op.is_some() || self.host.is_some()
+    }
+}
+
+/// The kind of a receiver type, for host methods; `None` when the type has
+/// no host methods or is not known.
+pub fn recv_kind(ty: &Ty) -> Option<Recv> {
+    match ty {
+        Ty::Str => Some(Recv::Str),
+        Ty::Arr(_) => Some(Recv::Arr),
+        Ty::Tape => Some(Recv::Tape),
+        Ty::Tensor(_) => Some(Recv::Tensor),
+        Ty::Unknown
+        | Ty::Unit
+        | Ty::Int
+        | Ty::F64
+        | Ty::Bool
+        | Ty::DType
+        | Ty::Range
+        | Ty::Res(..)
+        | Ty::Opt(_)
+        | Ty::Fn(..)
+        | Ty::Struct(_) => None,
+    }
+}
+
+/// The names of the host methods of a type, for "unknown method" notes.
+pub fn host_method_names(r: Recv) -> Vec<&'static str> {
+    HostMethod::all()
+        .filter(|m| m.applies_to(r))
+        .map(HostMethod::name)
+        .collect()
+}
+
+/// The static result type of a method on a receiver of type `recv`.
+pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
+    use HostMethod as M;
+    if let (Ty::Int | Ty::F64, Some(op)) = (recv, m.op) {
+        // Host numbers take the unary math functions as methods.
+        return match op.spec().host {
+            Host::Unary(_) => host_op_result(op, std::slice::from_ref(recv)),
+            Host::No | Host::Binary(_) | Host::Clip => Ty::Unknown,
+        };
+    }
+    let Some(h) = m.host else {
+        return Ty::Unknown;
+    };
+    match (recv, h) {
+        (Ty::Str, M::Len | M::Find) => Ty::Int,
+        (Ty::Str, M::Upper | M::Lower | M::Trim | M::Replace) => Ty::Str,
+        (Ty::Str, M::Split | M::Chars) => Ty::Arr(Box::new(Ty::Str)),
+        (Ty::Str, M::Contains | M::StartsWith | M::EndsWith) => Ty::Bool,
+        (Ty::Arr(_), M::Len) => Ty::Int,
+        (Ty::Arr(_), M::Contains) => Ty::Bool,
+        (Ty::Arr(_), M::Join) => Ty::Str,
+        (Ty::Arr(t), M::Pop) => (**t).clone(),
+        (Ty::Arr(t), M::Reversed) => Ty::Arr(t.clone()),
+        (Ty::Arr(_), M::Push | M::Insert) => Ty::Unit,
+        (Ty::Tensor(_), M::Numel) => Ty::Int,
+        (Ty::Tape, M::Watch) => Ty::Tensor(None),
+        (Ty::Tensor(Some(d)), M::Item) => match d {
             DType::Bool => Ty::Bool,
             DType::I8 | DType::I32 => Ty::Int,
             DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => Ty::F64,
         },
-        (Ty::Int | Ty::F64, m) => match MathFn::from_name(m) {
-            Some(f) => f.host_result(recv),
-            None => Ty::Unknown,
-        },
         _ => Ty::Unknown,
+    }
+}
+
+/// Generates [`TensorField`] and its names from one list.
+macro_rules! tensor_fields {
+    ($($variant:ident = $name:literal, $help:literal;)*) => {
+        /// The fields of a tensor (spec §4).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum TensorField {
+            $($variant,)*
+        }
+
+        const FIELDS: &[(TensorField, &str, &str)] = &[$((TensorField::$variant, $name, $help),)*];
+    };
+}
+
+tensor_fields! {
+    Dtype = "dtype", "the tensor's dtype";
+    Shape = "shape", "the tensor's shape, an Arr[Int]";
+    Ndim = "ndim", "the number of axes";
+    T = "T", "the tensor with its axes reversed (the transpose of a matrix)";
+}
+
+impl TensorField {
+    pub fn from_name(name: &str) -> Option<TensorField> {
+        FIELDS.iter().find(|f| f.1 == name).map(|f| f.0)
+    }
+
+    pub fn name(self) -> &'static str {
+        FIELDS[self as usize].1
+    }
+
+    pub fn help(self) -> &'static str {
+        FIELDS[self as usize].2
+    }
+
+    /// The names of all tensor fields, for messages.
+    pub fn names() -> Vec<&'static str> {
+        FIELDS.iter().map(|f| f.1).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_in_enum_order_and_names_are_unique() {
+        for (i, m) in METHODS.iter().enumerate() {
+            assert_eq!(m.0 as usize, i);
+            assert_eq!(HostMethod::from_name(m.1), Some(m.0));
+            assert!(!m.3.is_empty());
+        }
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert_eq!(f.0 as usize, i);
+            assert_eq!(TensorField::from_name(f.1), Some(f.0));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for b in Builtin::all() {
+            assert!(names.insert(b.name()), "`{}` twice", b.name());
+            assert_eq!(Builtin::from_name(b.name()), Some(b));
+            assert!(!b.help().is_empty(), "`{}` has no help", b.name());
+        }
     }
 }

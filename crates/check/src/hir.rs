@@ -9,7 +9,7 @@ use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
 use twill_tensor::DType;
 
-use crate::builtins::Builtin;
+use crate::builtins::{Builtin, HostMethod, MethodRef, TensorField};
 use crate::types::RtType;
 
 /// Where a variable lives at run time.
@@ -38,10 +38,42 @@ pub struct Expr {
     pub span: Span,
 }
 
-#[derive(Debug)]
-pub enum Arg {
-    Pos(Expr),
-    Named(Rc<str>, Expr, Span),
+/// Call arguments bound to parameter slots by the checker: each argument
+/// with the slot it fills, in source order (the order they are evaluated);
+/// keywords are already positions, so nothing is matched by name at run
+/// time. A method's receiver is slot 0 and its arguments start at 1.
+#[derive(Debug, Default)]
+pub struct Args {
+    pub items: Vec<(u32, Expr)>,
+    /// The number of slots (parameters, or arguments when there are more).
+    pub slots: u32,
+}
+
+/// An interned name (a struct field or a method that may be one), so that
+/// the evaluator compares integers, never strings. The names themselves
+/// are in [`Module::symbols`], for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sym(pub u32);
+
+/// A field access as the checker resolved it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Member {
+    /// A field of a struct whose definition the checker knows, by offset.
+    Offset(u32, Sym),
+    /// A field of a tensor.
+    Tensor(TensorField),
+    /// A receiver of unknown type: a tensor field when the name is one,
+    /// else a struct field found by its symbol.
+    Dynamic(Sym, Option<TensorField>),
+}
+
+impl Member {
+    pub fn sym(self) -> Option<Sym> {
+        match self {
+            Member::Offset(_, s) | Member::Dynamic(s, _) => Some(s),
+            Member::Tensor(_) => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -99,20 +131,22 @@ pub enum ExprKind {
     /// A call of the function held in a global slot (named top-level functions).
     CallGlobal(u32, Vec<Expr>),
     Call(Box<Expr>, Vec<Expr>),
-    Builtin(Builtin, Vec<Arg>),
+    Builtin(Builtin, Args),
     Method {
         receiver: Box<Expr>,
-        name: Rc<str>,
-        args: Vec<Arg>,
+        method: MethodRef,
+        /// The name as a symbol, for a struct field holding a function.
+        sym: Sym,
+        args: Args,
     },
     /// A method that mutates its receiver in place (`a.push(v)` on a `var`).
     MutMethod {
         root: Var,
         path: Vec<PathElem>,
-        name: Rc<str>,
-        args: Vec<Arg>,
+        method: HostMethod,
+        args: Vec<Expr>,
     },
-    Field(Box<Expr>, Rc<str>),
+    Field(Box<Expr>, Member),
     Index(Box<Expr>, Vec<IndexItem>),
     Try(Box<Expr>),
     If(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
@@ -141,7 +175,7 @@ pub enum ExprKind {
 #[derive(Debug)]
 pub enum PathElem {
     Index(Vec<IndexItem>, Span),
-    Field(Rc<str>, Span),
+    Field(Member, Span),
 }
 
 #[derive(Debug)]
@@ -182,12 +216,21 @@ pub struct Function {
 #[derive(Debug, PartialEq)]
 pub struct StructDef {
     pub name: Rc<str>,
+    /// The field names, for printing a struct value and for messages.
     pub fields: Vec<Rc<str>>,
+    /// The same fields as symbols, for look-ups while running.
+    pub syms: Vec<Sym>,
 }
 
 impl StructDef {
+    /// The offset of a field named in the source (checker only).
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| &**f == name)
+    }
+
+    /// The offset of a field by symbol.
+    pub fn field_offset(&self, sym: Sym) -> Option<usize> {
+        self.syms.iter().position(|s| *s == sym)
     }
 }
 
@@ -204,4 +247,6 @@ pub struct Module {
     /// Whether the last top-level statement is an expression whose value
     /// the REPL should print.
     pub ends_with_expr: bool,
+    /// Every symbol interned so far, indexed by [`Sym`], for messages.
+    pub symbols: Vec<Rc<str>>,
 }

@@ -12,10 +12,11 @@ use std::rc::Rc;
 
 use twill_syntax::ast::{self, BinOp, ExprKind as A, StmtKind};
 use twill_syntax::{Diagnostic, Span};
+use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
-use crate::builtins::{host_method_type, host_methods, Builtin};
-use crate::hir::{self, Capture, ExprKind as H, Var};
+use crate::builtins::{host_method_type, recv_kind, Builtin, HostMethod, MethodRef, Recv, TensorField};
+use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
 use crate::types::{RtType, Ty};
 
 /// Deepest expression nesting the checker follows before giving up with an
@@ -44,6 +45,38 @@ pub struct Checker {
     globals: HashMap<String, GlobalInfo>,
     structs: HashMap<String, (Rc<hir::StructDef>, Vec<Ty>)>,
     num_globals: u32,
+    /// Interned names (struct fields, methods), indexed by `Sym`.
+    symbols: Vec<Rc<str>>,
+    sym_ids: HashMap<Rc<str>, Sym>,
+}
+
+/// A checked call argument before it is bound to a parameter slot.
+struct RawArg {
+    name: Option<(String, Span)>,
+    expr: hir::Expr,
+}
+
+/// Binds arguments to slots: positional ones from `first` on, keywords at
+/// the position `index` gives their name (an unknown keyword has already
+/// been reported, and the program will not run, so it is dropped).
+fn bind_slots(raw: Vec<RawArg>, first: u32, index: impl Fn(&str) -> Option<usize>) -> hir::Args {
+    let mut next = first;
+    let mut slots = first;
+    let mut items = Vec::with_capacity(raw.len());
+    for a in raw {
+        let slot = match &a.name {
+            None => {
+                next += 1;
+                Some(next - 1)
+            }
+            Some((k, _)) => index(k).and_then(|i| u32::try_from(i).ok()),
+        };
+        if let Some(slot) = slot {
+            slots = slots.max(slot + 1);
+            items.push((slot, a.expr));
+        }
+    }
+    hir::Args { items, slots }
 }
 
 pub struct CheckOutput {
@@ -146,6 +179,18 @@ impl Checker {
             module: Some(module),
             diagnostics,
         }
+    }
+
+    /// The symbol of a name, interning it on first use.
+    pub fn intern(&mut self, name: &str) -> Sym {
+        if let Some(s) = self.sym_ids.get(name) {
+            return *s;
+        }
+        let s = Sym(u32::try_from(self.symbols.len()).unwrap_or(u32::MAX));
+        let name: Rc<str> = name.into();
+        self.symbols.push(name.clone());
+        self.sym_ids.insert(name, s);
+        s
     }
 
     /// Global names indexed by slot, for run-time messages.
@@ -323,6 +368,7 @@ impl Pass<'_> {
                 span: Span::default(),
             },
             num_globals: self.ck.num_globals,
+            symbols: self.ck.symbols.clone(),
             hoisted,
             ends_with_expr,
         }
@@ -343,9 +389,11 @@ impl Pass<'_> {
                     ));
                     continue;
                 }
+                let syms = decl.fields.iter().map(|(n, _)| self.ck.intern(&n.name)).collect();
                 let def = Rc::new(hir::StructDef {
                     name: decl.name.name.as_str().into(),
                     fields: decl.fields.iter().map(|(n, _)| n.name.as_str().into()).collect(),
+                    syms,
                 });
                 self.ck.structs.insert(decl.name.name.clone(), (def, Vec::new()));
             }
@@ -888,7 +936,8 @@ impl Pass<'_> {
             }
             A::Field { base, name } => {
                 let (root, mut path, _) = self.lvalue(base, what)?;
-                path.push(hir::PathElem::Field(name.name.as_str().into(), name.span));
+                let member = Member::Dynamic(self.ck.intern(&name.name), None);
+                path.push(hir::PathElem::Field(member, name.span));
                 Some((root, path, Ty::Unknown))
             }
             _ => {
@@ -1116,7 +1165,8 @@ impl Pass<'_> {
             A::Field { base, name } => {
                 let (h, t) = self.expr(base);
                 let ty = self.field_type(&t, name);
-                (H::Field(Box::new(h), name.name.as_str().into()), ty)
+                let member = self.member(&t, &name.name);
+                (H::Field(Box::new(h), member), ty)
             }
             A::Index { base, items } => {
                 let (h, t) = self.expr(base);
@@ -1307,10 +1357,10 @@ impl Pass<'_> {
     }
 
     /// The static type of table operation `op` on these arguments.
-    fn op_type(&mut self, op: &str, inputs: &[(Ty, Span)], span: Span) -> Ty {
+    fn op_type(&mut self, op: Op, inputs: &[(Ty, Span)], span: Span) -> Ty {
         use twill_tensor::ops::dtypes;
         match op {
-            "concat" | "stack" => {
+            Op::Concat | Op::Stack => {
                 let elems = inputs
                     .first()
                     .and_then(|(_, sp)| self.list_dtypes.get(&(sp.start, sp.end)).cloned());
@@ -1328,7 +1378,7 @@ impl Pass<'_> {
                 };
                 Ty::Tensor(joined)
             }
-            "split" => Ty::Arr(Box::new(match inputs.first() {
+            Op::Split => Ty::Arr(Box::new(match inputs.first() {
                 Some((Ty::Tensor(d), _)) => Ty::Tensor(*d),
                 _ => Ty::Tensor(None),
             })),
@@ -1457,7 +1507,7 @@ impl Pass<'_> {
             let inputs = [dtype_input(a), dtype_input(b)];
             let result = match tensor_binary_op(op) {
                 Some(bop) => dtypes::binary(bop, inputs[0], inputs[1]),
-                None => dtypes::result("matmul", &inputs),
+                None => dtypes::result(Op::Matmul, &inputs),
             };
             let result = result.or(if op.is_comparison() {
                 Some(DType::Bool)
@@ -1545,7 +1595,7 @@ impl Pass<'_> {
             .collect()
     }
 
-    fn args(&mut self, args: &[ast::Arg]) -> (Vec<hir::Arg>, Vec<Ty>) {
+    fn args(&mut self, args: &[ast::Arg]) -> (Vec<RawArg>, Vec<Ty>) {
         let mut out = Vec::new();
         let mut tys = Vec::new();
         let mut seen_kw = false;
@@ -1554,7 +1604,10 @@ impl Pass<'_> {
             match &a.name {
                 Some(n) => {
                     seen_kw = true;
-                    out.push(hir::Arg::Named(n.name.as_str().into(), h, n.span));
+                    out.push(RawArg {
+                        name: Some((n.name.clone(), n.span)),
+                        expr: h,
+                    });
                 }
                 None => {
                     if seen_kw {
@@ -1564,11 +1617,27 @@ impl Pass<'_> {
                         ));
                     }
                     tys.push(t);
-                    out.push(hir::Arg::Pos(h));
+                    out.push(RawArg { name: None, expr: h });
                 }
             }
         }
         (out, tys)
+    }
+
+    /// How a field access on a value of type `ty` is looked up at run time.
+    fn member(&mut self, ty: &Ty, name: &str) -> Member {
+        let sym = self.ck.intern(name);
+        match ty {
+            Ty::Tensor(_) => match TensorField::from_name(name) {
+                Some(f) => Member::Tensor(f),
+                None => Member::Dynamic(sym, None),
+            },
+            Ty::Struct(def) => match def.field_index(name).and_then(|i| u32::try_from(i).ok()) {
+                Some(i) => Member::Offset(i, sym),
+                None => Member::Dynamic(sym, None),
+            },
+            _ => Member::Dynamic(sym, TensorField::from_name(name)),
+        }
     }
 
     fn positional_only(&mut self, args: &[ast::Arg], what: &str) -> (Vec<hir::Expr>, Vec<Ty>) {
@@ -1635,25 +1704,27 @@ impl Pass<'_> {
                 None => {}
             }
             if let Some(b) = Builtin::from_name(n) {
-                let (hargs, tys) = self.args(args);
+                let (raw, tys) = self.args(args);
                 let sig = b.signature();
                 let npos = tys.len();
-                let mut given: Vec<&str> = Vec::new();
-                if let Builtin::TensorOp(op) = b {
-                    self.check_op_keywords(op, &hargs, npos);
-                }
-                for a in hargs.iter().filter(|_| !matches!(b, Builtin::TensorOp(_))) {
-                    if let hir::Arg::Named(k, _, ks) = a {
-                        match sig.params.iter().position(|p| *p == &**k) {
-                            None => self.err(Diagnostic::error(
-                                *ks,
-                                format!("`{n}` has no keyword argument `{k}`"),
-                            )),
-                            Some(i) if i < npos || given.contains(&&**k) => self.err(Diagnostic::error(
-                                *ks,
-                                format!("argument `{k}` of `{n}` is given twice"),
-                            )),
-                            Some(_) => given.push(k),
+                let mut given: Vec<String> = Vec::new();
+                if let Builtin::Op(op) = b {
+                    self.check_op_keywords(op, &raw, npos);
+                    given.extend(raw.iter().filter_map(|a| a.name.as_ref().map(|(k, _)| k.clone())));
+                } else {
+                    for a in &raw {
+                        if let Some((k, ks)) = &a.name {
+                            match sig.params.iter().position(|p| *p == k.as_str()) {
+                                None => self.err(Diagnostic::error(
+                                    *ks,
+                                    format!("`{n}` has no keyword argument `{k}`"),
+                                )),
+                                Some(i) if i < npos || given.contains(k) => self.err(Diagnostic::error(
+                                    *ks,
+                                    format!("argument `{k}` of `{n}` is given twice"),
+                                )),
+                                Some(_) => given.push(k.clone()),
+                            }
                         }
                     }
                 }
@@ -1662,7 +1733,7 @@ impl Pass<'_> {
                     .iter()
                     .take(sig.min)
                     .skip(npos)
-                    .all(|p| given.contains(p));
+                    .all(|p| given.iter().any(|g| g == p));
                 let filled = npos + given.len();
                 if !(npos >= sig.min || required_by_keyword && filled >= sig.min)
                     || sig.max.is_some_and(|m| npos > m)
@@ -1685,31 +1756,31 @@ impl Pass<'_> {
                     }
                     ty = Ty::Tensor(self.literal_dtype_arg(args, dpos));
                 }
-                let op_name = match b {
-                    Builtin::TensorOp(op) => Some(op),
-                    Builtin::Math(m) if matches!(tys.first(), Some(Ty::Tensor(_))) => Some(m.name()),
-                    Builtin::Maximum | Builtin::Minimum | Builtin::Clip
-                        if tys.iter().any(|t| matches!(t, Ty::Tensor(_))) =>
-                    {
-                        Some(b.name())
-                    }
+                // A tensor operation types by the registry's dtype rule when
+                // it works on tensors (always, or for those that also take
+                // host numbers, when an argument is a tensor).
+                let tensor_op = match b {
+                    Builtin::Op(op) => match op.spec().host {
+                        Host::No => Some(op),
+                        Host::Unary(_) | Host::Binary(_) | Host::Clip => {
+                            tys.iter().any(|t| matches!(t, Ty::Tensor(_))).then_some(op)
+                        }
+                    },
                     _ => None,
                 };
+                let mut raw = raw;
                 if b == Builtin::Print && self.ck.crosscheck {
-                    let hargs = hargs
-                        .into_iter()
-                        .zip(tys.iter().map(Some).chain(std::iter::repeat(None)))
-                        .map(|(a, t)| match (a, t) {
-                            (hir::Arg::Pos(e), Some(Ty::Tensor(Some(d)))) => {
-                                let sp = e.span;
-                                hir::Arg::Pos(expr(H::AssertDtype(Box::new(e), *d), sp))
-                            }
-                            (a, _) => a,
-                        })
-                        .collect();
-                    return (H::Builtin(b, hargs), ty);
+                    let mut pos_tys = tys.iter();
+                    for a in raw.iter_mut().filter(|a| a.name.is_none()) {
+                        if let Some(Ty::Tensor(Some(d))) = pos_tys.next() {
+                            let e = std::mem::replace(&mut a.expr, expr(H::Unit, Span::default()));
+                            let sp = e.span;
+                            a.expr = expr(H::AssertDtype(Box::new(e), *d), sp);
+                        }
+                    }
+                    return (H::Builtin(b, bind_slots(raw, 0, |_| None)), ty);
                 }
-                if let Some(op) = op_name {
+                if let Some(op) = tensor_op {
                     let spans: Vec<Span> = args
                         .iter()
                         .filter(|a| a.name.is_none())
@@ -1718,6 +1789,10 @@ impl Pass<'_> {
                     let inputs: Vec<(Ty, Span)> = tys.iter().cloned().zip(spans).collect();
                     ty = self.op_type(op, &inputs, span);
                 }
+                let hargs = match b {
+                    Builtin::Op(op) => bind_slots(raw, 0, |k| op.spec().param_index(k)),
+                    _ => bind_slots(raw, 0, |k| sig.params.iter().position(|p| *p == k)),
+                };
                 return (H::Builtin(b, hargs), ty);
             }
             if self.ck.structs.contains_key(n) {
@@ -1747,13 +1822,12 @@ impl Pass<'_> {
 
     /// Keyword arguments of a tensor operation must name one of its
     /// parameters (from the operation table) and not repeat a positional.
-    fn check_op_keywords(&mut self, op: &str, args: &[hir::Arg], npos: usize) {
-        let Some(spec) = twill_tensor::ops::lookup(op) else {
-            return;
-        };
+    fn check_op_keywords(&mut self, op: Op, args: &[RawArg], npos: usize) {
+        let spec = op.spec();
+        let mut seen: Vec<&str> = Vec::new();
         for a in args {
-            if let hir::Arg::Named(k, _, ks) = a {
-                match spec.params.iter().position(|p| p.name == &**k) {
+            if let Some((k, ks)) = &a.name {
+                match spec.param_index(k) {
                     None => {
                         let names: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
                         self.err(
@@ -1761,11 +1835,11 @@ impl Pass<'_> {
                                 .with_note(format!("its parameters are: {}", names.join(", "))),
                         )
                     }
-                    Some(i) if i < npos => self.err(Diagnostic::error(
+                    Some(i) if i < npos || seen.contains(&k.as_str()) => self.err(Diagnostic::error(
                         *ks,
                         format!("argument `{k}` of `{op}` is given twice"),
                     )),
-                    Some(_) => {}
+                    Some(_) => seen.push(k),
                 }
             }
         }
@@ -1816,8 +1890,11 @@ impl Pass<'_> {
 
     fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Arg]) -> (H, Ty) {
         let name = method.name.as_str();
-        let mutating = matches!(name, "push" | "pop" | "insert" | "remove");
-        if mutating && matches!(receiver.kind, A::Name(_) | A::Index { .. } | A::Field { .. }) {
+        let mref = MethodRef::resolve(name);
+        let mutating = mref.host.filter(|h| h.mutates());
+        if let Some(host) =
+            mutating.filter(|_| matches!(receiver.kind, A::Name(_) | A::Index { .. } | A::Field { .. }))
+        {
             // Peek at the receiver's type and mutability without reporting:
             // a non-lvalue receiver falls through to an ordinary method call.
             if let Some(rt) = self.lvalue_type(receiver) {
@@ -1830,13 +1907,13 @@ impl Pass<'_> {
                     let Some((root, path, _)) = self.lvalue(receiver, &format!("call `{name}` on")) else {
                         return (H::Unit, Ty::Unknown);
                     };
-                    let (hargs, _) = self.args(args);
-                    let ty = host_method_type(&rt.0, name);
+                    let (hargs, _) = self.positional_only(args, &format!("`{name}`"));
+                    let ty = host_method_type(&rt.0, mref);
                     return (
                         H::MutMethod {
                             root,
                             path,
-                            name: name.into(),
+                            method: host,
                             args: hargs,
                         },
                         ty,
@@ -1856,46 +1933,67 @@ impl Pass<'_> {
                 );
             }
         } else if matches!(rty, Ty::Tensor(_)) {
-            if !crate::builtins::is_tensor_method(name) {
+            let tensor_method = mref.op.is_some() || mref.host.is_some_and(|h| h.applies_to(Recv::Tensor));
+            if !tensor_method {
                 self.err(
                     Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
                         .with_label(format!("tensors have no method `{name}`")),
                 );
             }
-        } else if let Some(list) = host_methods(&rty) {
-            let math_method =
-                matches!(rty, Ty::Int | Ty::F64) && crate::builtins::MathFn::from_name(name).is_some();
-            if !list.contains(&name) && !math_method {
+        } else if !matches!(rty, Ty::Unknown) {
+            let host_ok = match recv_kind(&rty) {
+                Some(r) => mref.host.is_some_and(|h| h.applies_to(r)),
+                None => false,
+            };
+            let math_method = matches!(rty, Ty::Int | Ty::F64)
+                && mref.op.is_some_and(|op| matches!(op.spec().host, Host::Unary(_)));
+            if !host_ok && !math_method {
                 self.err(
                     Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
                         .with_label(format!("`{rty}` has no method `{name}`")),
                 );
             }
         }
-        let (hargs, ptys) = self.args(args);
+        let (raw, ptys) = self.args(args);
         if matches!(rty, Ty::Tensor(_)) {
-            // The receiver is the operation's first argument.
-            self.check_op_keywords(name, &hargs, ptys.len() + 1);
+            if let Some(op) = mref.op {
+                // The receiver is the operation's first argument.
+                self.check_op_keywords(op, &raw, ptys.len() + 1);
+            }
         }
-        let mut ty = host_method_type(&rty, name);
-        if rty == Ty::Tape && name == "watch" {
+        let mut ty = host_method_type(&rty, mref);
+        if rty == Ty::Tape && mref.host == Some(HostMethod::Watch) {
             // A watched tensor is the same tensor, recorded (spec §8).
             if let Some(Ty::Tensor(d)) = ptys.first() {
                 ty = Ty::Tensor(*d);
             }
         }
-        if matches!(rty, Ty::Tensor(_) | Ty::Unknown) && name == "to" {
+        if matches!(rty, Ty::Tensor(_) | Ty::Unknown) && mref.host == Some(HostMethod::To) {
             ty = Ty::Tensor(self.literal_dtype_arg(args, 0).filter(|_| !args.is_empty()));
-        } else if matches!(rty, Ty::Tensor(_)) && twill_tensor::ops::SPEC_NAMES.contains(&name) {
+        } else if let (Ty::Tensor(_), Some(op)) = (&rty, mref.op) {
             let mut inputs = vec![(rty.clone(), receiver.span)];
             let spans = args.iter().filter(|a| a.name.is_none()).map(|a| a.value.span);
             inputs.extend(ptys.iter().cloned().zip(spans));
-            ty = self.op_type(name, &inputs, receiver.span.to(method.span));
+            ty = self.op_type(op, &inputs, receiver.span.to(method.span));
         }
+        let hargs = match mref.op {
+            Some(op) => bind_slots(raw, 1, |k| op.spec().param_index(k)),
+            None => {
+                for (k, ks) in raw.iter().filter_map(|a| a.name.as_ref()) {
+                    self.err(
+                        Diagnostic::error(*ks, format!("unexpected keyword argument `{k}`"))
+                            .with_note(format!("`{name}` takes positional arguments only")),
+                    );
+                }
+                bind_slots(raw, 1, |_| None)
+            }
+        };
+        let sym = self.ck.intern(name);
         (
             H::Method {
                 receiver: Box::new(rh),
-                name: name.into(),
+                method: mref,
+                sym,
                 args: hargs,
             },
             ty,

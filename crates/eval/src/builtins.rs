@@ -4,10 +4,11 @@
 use std::io::Write;
 use std::rc::Rc;
 
-use twill_check::builtins::{Builtin, MathFn};
-use twill_check::hir;
+use twill_check::builtins::{Builtin, HostMethod, MethodRef, TensorField};
+use twill_check::hir::{self, Member, Sym};
 use twill_syntax::Span;
 use twill_tensor::math;
+use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 
 use crate::interp::{fail, Frame, IndexKey, Interp, R};
 use crate::ops;
@@ -81,16 +82,16 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-pub(crate) fn host_math(m: MathFn, v: &Value) -> Result<Value, String> {
+pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, String> {
     if let Value::Int(i) = v {
         match m {
-            MathFn::Abs => {
+            Unary::Abs => {
                 return i
                     .checked_abs()
                     .map(Value::Int)
                     .ok_or_else(|| format!("Int overflow: abs({i})"))
             }
-            MathFn::Neg => {
+            Unary::Neg => {
                 return i
                     .checked_neg()
                     .map(Value::Int)
@@ -99,44 +100,37 @@ pub(crate) fn host_math(m: MathFn, v: &Value) -> Result<Value, String> {
             _ => {}
         }
     }
-    if v.is_tensor() {
-        return Err(format!(
-            "`{}` on tensors is not supported yet (tensor operations arrive with the forward-ops work)",
-            m.name()
-        ));
-    }
     let Some(x) = number(v) else {
         return Err(format!(
-            "`{}` needs a number or a tensor, not `{}`",
-            m.name(),
+            "`{name}` needs a number or a tensor, not `{}`",
             v.type_name()
         ));
     };
     Ok(match m {
-        MathFn::IsNan => Value::Bool(x.is_nan()),
-        MathFn::IsInf => Value::Bool(x.is_infinite()),
-        MathFn::IsFinite => Value::Bool(x.is_finite()),
-        MathFn::Neg => Value::F64(-x),
-        MathFn::Abs => Value::F64(x.abs()),
+        Unary::IsNan => Value::Bool(x.is_nan()),
+        Unary::IsInf => Value::Bool(x.is_infinite()),
+        Unary::IsFinite => Value::Bool(x.is_finite()),
+        Unary::Neg => Value::F64(-x),
+        Unary::Abs => Value::F64(x.abs()),
         // As PyTorch: (0 < x) - (x < 0), so sign(nan) and sign(-0) are 0.
-        MathFn::Sign => Value::F64(((0.0 < x) as i32 - (x < 0.0) as i32) as f64),
+        Unary::Sign => Value::F64(((0.0 < x) as i32 - (x < 0.0) as i32) as f64),
         // `x <= 0 ? 0 : x` keeps NaN, as PyTorch's relu does.
-        MathFn::Relu => Value::F64(if x <= 0.0 { 0.0 } else { x }),
-        MathFn::Square => Value::F64(x * x),
-        MathFn::Exp => Value::F64(math::exp(x)),
-        MathFn::Log => Value::F64(math::log(x)),
-        MathFn::Log1p => Value::F64(math::log1p(x)),
-        MathFn::Expm1 => Value::F64(math::expm1(x)),
-        MathFn::Sqrt => Value::F64(math::sqrt(x)),
-        MathFn::Rsqrt => Value::F64(1.0 / math::sqrt(x)),
-        MathFn::Sin => Value::F64(math::sin(x)),
-        MathFn::Cos => Value::F64(math::cos(x)),
-        MathFn::Tan => Value::F64(math::tan(x)),
-        MathFn::Tanh => Value::F64(math::tanh(x)),
-        MathFn::Sigmoid => Value::F64(math::sigmoid(x)),
-        MathFn::Floor => Value::F64(x.floor()),
-        MathFn::Ceil => Value::F64(x.ceil()),
-        MathFn::Round => Value::F64(x.round_ties_even()),
+        Unary::Relu => Value::F64(if x <= 0.0 { 0.0 } else { x }),
+        Unary::Square => Value::F64(x * x),
+        Unary::Exp => Value::F64(math::exp(x)),
+        Unary::Log => Value::F64(math::log(x)),
+        Unary::Log1p => Value::F64(math::log1p(x)),
+        Unary::Expm1 => Value::F64(math::expm1(x)),
+        Unary::Sqrt => Value::F64(math::sqrt(x)),
+        Unary::Rsqrt => Value::F64(1.0 / math::sqrt(x)),
+        Unary::Sin => Value::F64(math::sin(x)),
+        Unary::Cos => Value::F64(math::cos(x)),
+        Unary::Tan => Value::F64(math::tan(x)),
+        Unary::Tanh => Value::F64(math::tanh(x)),
+        Unary::Sigmoid => Value::F64(math::sigmoid(x)),
+        Unary::Floor => Value::F64(x.floor()),
+        Unary::Ceil => Value::F64(x.ceil()),
+        Unary::Round => Value::F64(x.round_ties_even()),
     })
 }
 
@@ -176,7 +170,12 @@ fn nan_minimum(x: f64, y: f64) -> f64 {
 }
 
 /// Methods that change an array in place (on a `var`).
-pub(crate) fn arr_mut_method(items: &mut Vec<Value>, name: &str, args: Vec<Value>) -> Result<Value, String> {
+pub(crate) fn arr_mut_method(
+    items: &mut Vec<Value>,
+    m: HostMethod,
+    args: Vec<Value>,
+) -> Result<Value, String> {
+    let name = m.name();
     let want = |k: usize| {
         if args.len() != k {
             Err(format!(
@@ -188,17 +187,17 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, name: &str, args: Vec<Value
             Ok(())
         }
     };
-    match name {
-        "push" => {
+    match m {
+        HostMethod::Push => {
             want(1)?;
             items.extend(args);
             Ok(Value::Unit)
         }
-        "pop" => {
+        HostMethod::Pop => {
             want(0)?;
             items.pop().ok_or_else(|| "pop from an empty Arr".to_string())
         }
-        "insert" => {
+        HostMethod::Insert => {
             want(2)?;
             let Value::Int(i) = args[0] else {
                 return Err(format!("an index must be an Int, not `{}`", args[0].type_name()));
@@ -211,38 +210,51 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, name: &str, args: Vec<Value
             items.insert(j as usize, args[1].clone());
             Ok(Value::Unit)
         }
-        "remove" => {
+        HostMethod::Remove => {
             want(1)?;
             let i = norm_index(&args[0], items.len())?;
             Ok(items.remove(i))
         }
-        other => Err(format!("unknown method `{other}` on `Arr`")),
+        HostMethod::Len
+        | HostMethod::Upper
+        | HostMethod::Lower
+        | HostMethod::Trim
+        | HostMethod::Split
+        | HostMethod::Contains
+        | HostMethod::StartsWith
+        | HostMethod::EndsWith
+        | HostMethod::Replace
+        | HostMethod::Find
+        | HostMethod::Chars
+        | HostMethod::Join
+        | HostMethod::Reversed
+        | HostMethod::Watch
+        | HostMethod::To
+        | HostMethod::Numel
+        | HostMethod::Item => Err(format!("unknown method `{name}` on `Arr`")),
     }
 }
 
 impl Interp {
-    pub(crate) fn builtin(&mut self, b: Builtin, args: &[hir::Arg], f: Frame, span: Span) -> R<Value> {
-        if matches!(
-            b,
+    pub(crate) fn builtin(&mut self, b: Builtin, args: &hir::Args, f: Frame, span: Span) -> R<Value> {
+        let slots = self.eval_slots(args, f)?;
+        match b {
+            Builtin::Op(op) => return self.builtin_op(op, slots, args, span),
             Builtin::Zeros
-                | Builtin::Ones
-                | Builtin::Full
-                | Builtin::Arange
-                | Builtin::Linspace
-                | Builtin::Eye
-                | Builtin::Tensor
-                | Builtin::ZerosLike
-                | Builtin::OnesLike
-                | Builtin::Rand
-                | Builtin::Randn
-        ) {
-            return self.tensor_builtin(b, args, f, span);
+            | Builtin::Ones
+            | Builtin::Full
+            | Builtin::Arange
+            | Builtin::Linspace
+            | Builtin::Eye
+            | Builtin::Tensor
+            | Builtin::ZerosLike
+            | Builtin::OnesLike
+            | Builtin::Rand
+            | Builtin::Randn => return self.tensor_builtin(b, slots, span),
+            _ => {}
         }
-        if let Builtin::TensorOp(name) = b {
-            let (pos, kw) = self.eval_args(args, f)?;
-            return self.call_op(name, &pos, kw, span);
-        }
-        let argv = self.positional(args, f, span)?;
+        // The other builtins take positional arguments only.
+        let argv: Vec<Value> = slots.into_iter().flatten().collect();
         let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
         match b {
             Builtin::Print => {
@@ -424,7 +436,6 @@ impl Interp {
                 Ok(Value::Unit)
             }
             Builtin::Clock => Ok(Value::F64(self.start.elapsed().as_secs_f64())),
-            Builtin::TensorOp(name) => self.call_op(name, &argv, Vec::new(), span),
             Builtin::Tape
             | Builtin::Backward
             | Builtin::BackwardScaled
@@ -450,7 +461,8 @@ impl Interp {
                     format!("`f64_from_bits` needs an Int, not `{}`", other.type_name()),
                 ),
             },
-            Builtin::Zeros
+            Builtin::Op(_)
+            | Builtin::Zeros
             | Builtin::Ones
             | Builtin::Full
             | Builtin::Arange
@@ -460,75 +472,101 @@ impl Interp {
             | Builtin::ZerosLike
             | Builtin::OnesLike
             | Builtin::Rand
-            | Builtin::Randn => self.tensor_builtin(b, args, f, span),
-            Builtin::Math(m) if arg(0).is_tensor() => self.call_op(m.name(), &argv, Vec::new(), span),
-            Builtin::Maximum | Builtin::Minimum | Builtin::Clip if argv.iter().any(Value::is_tensor) => {
-                self.call_op(b.name(), &argv, Vec::new(), span)
-            }
-            Builtin::Math(m) => host_math(m, &arg(0)).or_else(|msg| fail(span, msg)),
-            Builtin::Maximum | Builtin::Minimum => {
+            | Builtin::Randn => fail(span, format!("`{}` was dispatched above", b.name())),
+        }
+    }
+
+    /// A tensor operation in function form: on tensors through the
+    /// registry, on host numbers as spec §3's math.
+    fn builtin_op(&mut self, op: Op, slots: Vec<Option<Value>>, args: &hir::Args, span: Span) -> R<Value> {
+        let host = op.spec().host;
+        let any_tensor = slots.iter().flatten().any(Value::is_tensor);
+        if matches!(host, Host::No) || any_tensor {
+            return self.call_op(op, slots, args, span);
+        }
+        let arg = |i: usize| slots.get(i).cloned().flatten().unwrap_or(Value::Unit);
+        match host {
+            Host::Unary(u) => host_math(u, op.name(), &arg(0)).or_else(|msg| fail(span, msg)),
+            Host::Binary(bop) => {
                 let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
                     return fail(
                         span,
                         format!(
-                            "`{}` needs numbers or tensors, not `{}` and `{}`",
-                            b.name(),
+                            "`{op}` needs numbers or tensors, not `{}` and `{}`",
                             arg(0).type_name(),
                             arg(1).type_name()
                         ),
                     );
                 };
-                Ok(Value::F64(if b == Builtin::Maximum {
+                Ok(Value::F64(if bop == BinaryOp::Maximum {
                     nan_maximum(x, y)
                 } else {
                     nan_minimum(x, y)
                 }))
             }
-            Builtin::Clip => {
-                let (Some(x), Some(lo), Some(hi)) = (number(&arg(0)), number(&arg(1)), number(&arg(2)))
-                else {
+            Host::Clip => {
+                let bound = |i: usize| match slots.get(i).cloned().flatten() {
+                    None => Some(None),
+                    Some(v) => number(&v).map(Some),
+                };
+                let (Some(x), Some(lo), Some(hi)) = (number(&arg(0)), bound(1), bound(2)) else {
                     return fail(span, "`clip` needs numbers or a tensor");
                 };
                 // As NumPy and JAX: minimum(maximum(x, lo), hi), so a NaN
                 // bound propagates too and lo > hi gives hi.
-                Ok(Value::F64(nan_minimum(nan_maximum(x, lo), hi)))
+                let lo = lo.map_or(x, |l| nan_maximum(x, l));
+                Ok(Value::F64(hi.map_or(lo, |h| nan_minimum(lo, h))))
             }
+            Host::No => self.call_op(op, slots, args, span),
         }
+    }
+
+    /// The name of a symbol, for messages.
+    pub(crate) fn sym_name(&self, sym: Sym) -> Rc<str> {
+        self.symbols
+            .get(sym.0 as usize)
+            .cloned()
+            .unwrap_or_else(|| Rc::from("?"))
     }
 
     pub(crate) fn method(
         &mut self,
         recv: Value,
-        name: &str,
-        args: &[hir::Arg],
+        m: MethodRef,
+        sym: Sym,
+        args: &hir::Args,
         f: Frame,
         span: Span,
     ) -> R<Value> {
+        let mut slots = self.eval_slots(args, f)?;
         if recv.is_tensor() {
-            let (pos, kw) = self.eval_args(args, f)?;
-            if kw.is_empty() && matches!(name, "to" | "numel" | "item") {
-                return self.tensor_method(&recv, name, pos, span);
+            if let (Some(h), None) = (m.host, m.op) {
+                let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
+                return self.tensor_method(&recv, m, h.name(), argv, span);
             }
-            let mut all = Vec::with_capacity(pos.len() + 1);
-            all.push(recv.clone());
-            all.extend(pos);
-            return self.call_op(name, &all, kw, span);
+            if let Some(op) = m.op {
+                if let Some(first) = slots.first_mut() {
+                    *first = Some(recv);
+                }
+                return self.call_op(op, slots, args, span);
+            }
         }
+        let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
         // A struct field holding a function is called like a method.
         if let Value::Struct(s) = &recv {
-            if let Some(i) = s.def.field_index(name) {
+            if let Some(i) = s.def.field_offset(sym) {
                 let callee = s.fields[i].clone();
-                let argv = self.positional(args, f, span)?;
                 return self.call_with(&callee, argv, span);
             }
         }
-        let argv = self.positional(args, f, span)?;
-        self.method_values(recv, name, argv, span)
+        let name = self.sym_name(sym);
+        self.method_values(recv, m, &name, argv, span)
     }
 
     pub(crate) fn method_values(
         &mut self,
         recv: Value,
+        m: MethodRef,
         name: &str,
         argv: Vec<Value>,
         span: Span,
@@ -557,14 +595,16 @@ impl Interp {
                 None => fail(span, format!("`{name}` needs an argument")),
             }
         };
-        match (&recv, name) {
-            (Value::Str(s), _) => match name {
-                "len" => want(0).map(|_| Value::Int(s.chars().count() as i64)),
-                "upper" => want(0).map(|_| Value::str(s.to_uppercase())),
-                "lower" => want(0).map(|_| Value::str(s.to_lowercase())),
-                "trim" => want(0).map(|_| Value::str(s.trim())),
-                "chars" => want(0).map(|_| Value::Arr(Rc::new(s.chars().map(|c| Value::str(c.to_string())).collect()))),
-                "split" => {
+        use HostMethod as M;
+        let unknown = |what: &str| fail(span, format!("unknown method `{name}` on `{what}`"));
+        match (&recv, m.host) {
+            (Value::Str(s), Some(h)) => match h {
+                M::Len => want(0).map(|_| Value::Int(s.chars().count() as i64)),
+                M::Upper => want(0).map(|_| Value::str(s.to_uppercase())),
+                M::Lower => want(0).map(|_| Value::str(s.to_lowercase())),
+                M::Trim => want(0).map(|_| Value::str(s.trim())),
+                M::Chars => want(0).map(|_| Value::Arr(Rc::new(s.chars().map(|c| Value::str(c.to_string())).collect()))),
+                M::Split => {
                     want(1)?;
                     let sep = str_arg(0)?;
                     if sep.is_empty() {
@@ -572,19 +612,19 @@ impl Interp {
                     }
                     Ok(Value::Arr(Rc::new(s.split(sep.as_str()).map(Value::str).collect())))
                 }
-                "contains" => {
+                M::Contains => {
                     want(1)?;
                     Ok(Value::Bool(s.contains(str_arg(0)?.as_str())))
                 }
-                "starts_with" => {
+                M::StartsWith => {
                     want(1)?;
                     Ok(Value::Bool(s.starts_with(str_arg(0)?.as_str())))
                 }
-                "ends_with" => {
+                M::EndsWith => {
                     want(1)?;
                     Ok(Value::Bool(s.ends_with(str_arg(0)?.as_str())))
                 }
-                "replace" => {
+                M::Replace => {
                     want(2)?;
                     let (a, b) = (str_arg(0)?, str_arg(1)?);
                     if a.is_empty() {
@@ -592,7 +632,7 @@ impl Interp {
                     }
                     Ok(Value::str(s.replace(a.as_str(), b.as_str())))
                 }
-                "find" => {
+                M::Find => {
                     want(1)?;
                     let pat = str_arg(0)?;
                     Ok(Value::Int(match s.find(pat.as_str()) {
@@ -600,49 +640,98 @@ impl Interp {
                         None => -1,
                     }))
                 }
-                _ => fail(span, format!("unknown method `{name}` on `Str`")),
+                M::Push
+                | M::Pop
+                | M::Join
+                | M::Reversed
+                | M::Insert
+                | M::Remove
+                | M::Watch
+                | M::To
+                | M::Numel
+                | M::Item => unknown("Str"),
             },
-            (Value::Arr(items), _) => match name {
-                "len" => want(0).map(|_| Value::Int(items.len() as i64)),
-                "contains" => {
+            (Value::Arr(items), Some(h)) => match h {
+                M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
+                M::Contains => {
                     want(1)?;
                     Ok(Value::Bool(items.iter().any(|v| ops::equal(v, &argv[0]))))
                 }
-                "reversed" => want(0).map(|_| Value::Arr(Rc::new(items.iter().rev().cloned().collect()))),
-                "join" => {
+                M::Reversed => want(0).map(|_| Value::Arr(Rc::new(items.iter().rev().cloned().collect()))),
+                M::Join => {
                     want(1)?;
                     let sep = str_arg(0)?;
                     let parts: Vec<String> = items.iter().map(display).collect();
                     Ok(Value::str(parts.join(sep.as_str())))
                 }
-                "push" | "pop" | "insert" | "remove" => fail(
+                M::Push | M::Pop | M::Insert | M::Remove => fail(
                     span,
                     format!("`{name}` changes the Arr, so it needs a variable declared with `var` as its receiver"),
                 ),
-                _ => fail(span, format!("unknown method `{name}` on `Arr`")),
+                M::Upper
+                | M::Lower
+                | M::Trim
+                | M::Split
+                | M::StartsWith
+                | M::EndsWith
+                | M::Replace
+                | M::Find
+                | M::Chars
+                | M::Watch
+                | M::To
+                | M::Numel
+                | M::Item => unknown("Arr"),
             },
-            (Value::Tensor(_) | Value::Tracked(_), _) => self.tensor_method(&recv, name, argv, span),
-            (Value::Tape(tp), "watch") => {
+            (Value::Tensor(_) | Value::Tracked(_), _) => self.tensor_method(&recv, m, name, argv, span),
+            (Value::Tape(tp), Some(M::Watch)) => {
                 want(1)?;
                 crate::autodiff::watch(tp, &argv[0]).or_else(|m| fail(span, format!("`watch`: {m}")))
             }
-            (Value::Int(_) | Value::F64(_), _) if MathFn::from_name(name).is_some() => {
+            (Value::Int(_) | Value::F64(_), _) if m.op.is_some_and(|op| matches!(op.spec().host, Host::Unary(_))) => {
                 want(0)?;
-                let m = MathFn::from_name(name).unwrap_or(MathFn::Abs);
-                host_math(m, &recv).or_else(|msg| fail(span, msg))
+                match m.op.map(|op| op.spec().host) {
+                    Some(Host::Unary(u)) => host_math(u, name, &recv).or_else(|msg| fail(span, msg)),
+                    _ => unknown(&recv.type_name()),
+                }
             }
             (other, _) => fail(span, format!("unknown method `{name}` on `{}`", other.type_name())),
         }
     }
 
-    pub(crate) fn field(&mut self, base: &Value, name: &str, span: Span) -> R<Value> {
-        match base {
-            Value::Struct(s) => match s.def.field_index(name) {
-                Some(i) => Ok(s.fields[i].clone()),
-                None => fail(span, format!("struct `{}` has no field `{name}`", s.def.name)),
-            },
-            Value::Tensor(_) | Value::Tracked(_) => self.tensor_field(base, name, span),
-            other => fail(span, format!("a `{}` has no field `{name}`", other.type_name())),
+    pub(crate) fn field(&mut self, base: &Value, member: Member, span: Span) -> R<Value> {
+        match (base, member) {
+            (Value::Struct(s), Member::Offset(i, _)) if (i as usize) < s.fields.len() => {
+                Ok(s.fields[i as usize].clone())
+            }
+            (Value::Struct(s), Member::Offset(_, sym) | Member::Dynamic(sym, _)) => {
+                match s.def.field_offset(sym) {
+                    Some(i) => Ok(s.fields[i].clone()),
+                    None => fail(
+                        span,
+                        format!("struct `{}` has no field `{}`", s.def.name, self.sym_name(sym)),
+                    ),
+                }
+            }
+            (Value::Tensor(_) | Value::Tracked(_), Member::Tensor(f) | Member::Dynamic(_, Some(f))) => {
+                self.tensor_field(base, f, span)
+            }
+            (Value::Tensor(_) | Value::Tracked(_), Member::Offset(_, sym) | Member::Dynamic(sym, None)) => {
+                fail(
+                    span,
+                    format!(
+                        "a tensor has no field `{}` (its fields are {})",
+                        self.sym_name(sym),
+                        TensorField::names().join(", ")
+                    ),
+                )
+            }
+            (other, m) => {
+                let name = match m {
+                    Member::Tensor(f) => Rc::from(f.name()),
+                    Member::Offset(_, sym) | Member::Dynamic(sym, _) => self.sym_name(sym),
+                };
+                fail(span, format!("a `{}` has no field `{name}`", other.type_name()))
+            }
         }
     }
 

@@ -10,7 +10,8 @@ use std::io::Write;
 use std::rc::Rc;
 use std::time::Instant;
 
-use twill_check::hir::{self, Capture, ExprKind as H, Module, PathElem, Pattern, Stmt, Var};
+use twill_check::builtins::{HostMethod, MethodRef};
+use twill_check::hir::{self, Capture, ExprKind as H, Member, Module, PathElem, Pattern, Stmt, Var};
 use twill_check::RtType;
 use twill_syntax::ast::BinOp;
 use twill_syntax::{Diagnostic, Span};
@@ -77,6 +78,8 @@ pub(crate) struct Frame<'a> {
 pub struct Interp {
     pub(crate) globals: Vec<Value>,
     pub(crate) global_names: Vec<Rc<str>>,
+    /// The checker's interned names, for messages.
+    pub(crate) symbols: Rc<Vec<Rc<str>>>,
     pub(crate) stack: Vec<Value>,
     pub(crate) args: Vec<String>,
     pub(crate) out: Box<dyn Write>,
@@ -87,7 +90,7 @@ pub struct Interp {
 /// An evaluated assignment-path step.
 enum Key {
     Index(Value, Span),
-    Field(Rc<str>, Span),
+    Field(Member, Span),
 }
 
 impl Interp {
@@ -95,6 +98,7 @@ impl Interp {
         Interp {
             globals: Vec::new(),
             global_names: Vec::new(),
+            symbols: Rc::new(Vec::new()),
             stack: Vec::with_capacity(1024),
             args,
             out,
@@ -114,6 +118,7 @@ impl Interp {
             self.globals.resize(m.num_globals as usize, Value::Undefined);
         }
         self.global_names = global_names.to_vec();
+        self.symbols = Rc::new(m.symbols.clone());
         for (slot, func) in &m.hoisted {
             if let Some(g) = self.globals.get_mut(*slot as usize) {
                 *g = Value::Func(Rc::new(Closure {
@@ -317,7 +322,10 @@ impl Interp {
                     None => fail(e.span, format!("Int overflow: -({i}) does not fit in 64 bits")),
                 },
                 Value::F64(x) => Ok(Value::F64(-x)),
-                t @ (Value::Tensor(_) | Value::Tracked(_)) => self.call_op("neg", &[t], Vec::new(), e.span),
+                t @ (Value::Tensor(_) | Value::Tracked(_)) => {
+                    crate::autodiff::op(twill_tensor::ops::Op::Neg, &[Some(t)])
+                        .or_else(|err| fail(e.span, err.message))
+                }
                 other => fail(e.span, format!("cannot negate a `{}`", other.type_name())),
             },
             H::Not(a) => Ok(Value::Bool(!self.truth(a, f, "the operand of `not`")?)),
@@ -328,19 +336,24 @@ impl Interp {
                 self.truth(a, f, "the operand of `or`")? || self.truth(b, f, "the operand of `or`")?,
             )),
             H::Builtin(b, args) => self.builtin(*b, args, f, e.span),
-            H::Method { receiver, name, args } => {
+            H::Method {
+                receiver,
+                method,
+                sym,
+                args,
+            } => {
                 let r = self.eval(receiver, f)?;
-                self.method(r, name, args, f, e.span)
+                self.method(r, *method, *sym, args, f, e.span)
             }
             H::MutMethod {
                 root,
                 path,
-                name,
+                method,
                 args,
-            } => self.mut_method(*root, path, name, args, f, e.span),
-            H::Field(base, name) => {
+            } => self.mut_method(*root, path, *method, args, f, e.span),
+            H::Field(base, member) => {
                 let b = self.eval(base, f)?;
-                self.field(&b, name, e.span)
+                self.field(&b, *member, e.span)
             }
             H::Index(base, items) => {
                 let b = self.eval(base, f)?;
@@ -770,6 +783,7 @@ impl Interp {
             }
             return Ok(());
         }
+        let syms = self.symbols.clone();
         let Some(mut place) = self.place(root, f) else {
             return fail(span, "cannot assign to a captured variable");
         };
@@ -777,9 +791,9 @@ impl Interp {
             return Ok(());
         };
         for k in init {
-            place = child_mut(place, k).or_else(|(m, s)| fail(s, m))?;
+            place = child_mut(place, k, &syms).or_else(|(m, s)| fail(s, m))?;
         }
-        let slot = child_mut(place, last).or_else(|(m, s)| fail(s, m))?;
+        let slot = child_mut(place, last, &syms).or_else(|(m, s)| fail(s, m))?;
         if let Some(op) = op {
             v = ops::binary(op, slot, &v).or_else(|m| fail(span, m))?;
         }
@@ -798,7 +812,7 @@ impl Interp {
                         _ => return fail(*span, "only a single index can be assigned to"),
                     }
                 }
-                PathElem::Field(name, span) => keys.push(Key::Field(name.clone(), *span)),
+                PathElem::Field(member, span) => keys.push(Key::Field(*member, *span)),
             }
         }
         Ok(keys)
@@ -808,40 +822,34 @@ impl Interp {
         &mut self,
         root: Var,
         path: &[PathElem],
-        name: &str,
-        args: &[hir::Arg],
+        method: HostMethod,
+        args: &[hir::Expr],
         f: Frame,
         span: Span,
     ) -> R<Value> {
-        let argv = self.positional(args, f, span)?;
+        let mut argv = Vec::with_capacity(args.len());
+        for a in args {
+            argv.push(self.eval(a, f)?);
+        }
         let keys = self.path_keys(path, f)?;
+        let syms = self.symbols.clone();
         let Some(mut place) = self.place(root, f) else {
             return fail(span, "cannot modify a captured variable");
         };
         for k in &keys {
-            place = child_mut(place, k).or_else(|(m, s)| fail(s, m))?;
+            place = child_mut(place, k, &syms).or_else(|(m, s)| fail(s, m))?;
         }
         let Value::Arr(rc) = place else {
             // Not an array: an ordinary method of whatever it is.
             let recv = place.clone();
-            return self.method_values(recv, name, argv, span);
+            let m = MethodRef {
+                op: None,
+                host: Some(method),
+            };
+            return self.method_values(recv, m, method.name(), argv, span);
         };
         let items = Rc::make_mut(rc);
-        crate::builtins::arr_mut_method(items, name, argv).or_else(|m| fail(span, m))
-    }
-
-    pub(crate) fn positional(&mut self, args: &[hir::Arg], f: Frame, span: Span) -> R<Vec<Value>> {
-        let mut out = Vec::with_capacity(args.len());
-        for a in args {
-            match a {
-                hir::Arg::Pos(e) => out.push(self.eval(e, f)?),
-                hir::Arg::Named(n, _, s) => {
-                    let _ = span;
-                    return fail(*s, format!("unexpected keyword argument `{n}`"));
-                }
-            }
-        }
-        Ok(out)
+        crate::builtins::arr_mut_method(items, method, argv).or_else(|m| fail(span, m))
     }
 }
 
@@ -868,7 +876,7 @@ pub(crate) enum IndexKey {
 
 type PlaceErr = (String, Span);
 
-fn child_mut<'v>(place: &'v mut Value, key: &Key) -> Result<&'v mut Value, PlaceErr> {
+fn child_mut<'v>(place: &'v mut Value, key: &Key, symbols: &[Rc<str>]) -> Result<&'v mut Value, PlaceErr> {
     match key {
         Key::Index(idx, span) => match place {
             Value::Arr(rc) => {
@@ -881,16 +889,33 @@ fn child_mut<'v>(place: &'v mut Value, key: &Key) -> Result<&'v mut Value, Place
                 *span,
             )),
         },
-        Key::Field(name, span) => match place {
-            Value::Struct(rc) => {
-                let s = Rc::make_mut(rc);
-                match s.def.field_index(name) {
-                    Some(i) => Ok(&mut s.fields[i]),
-                    None => Err((format!("struct `{}` has no field `{name}`", s.def.name), *span)),
+        Key::Field(member, span) => {
+            let name = |syms: &[Rc<str>]| match member.sym() {
+                Some(s) => syms.get(s.0 as usize).cloned().unwrap_or_else(|| Rc::from("?")),
+                None => Rc::from("?"),
+            };
+            match place {
+                Value::Struct(rc) => {
+                    let s = Rc::make_mut(rc);
+                    let offset = match member {
+                        Member::Offset(i, _) if (*i as usize) < s.fields.len() => Some(*i as usize),
+                        Member::Offset(_, sym) | Member::Dynamic(sym, _) => s.def.field_offset(*sym),
+                        Member::Tensor(_) => None,
+                    };
+                    match offset {
+                        Some(i) => Ok(&mut s.fields[i]),
+                        None => Err((
+                            format!("struct `{}` has no field `{}`", s.def.name, name(symbols)),
+                            *span,
+                        )),
+                    }
                 }
+                other => Err((
+                    format!("a `{}` has no field `{}`", other.type_name(), name(symbols)),
+                    *span,
+                )),
             }
-            other => Err((format!("a `{}` has no field `{name}`", other.type_name()), *span)),
-        },
+        }
     }
 }
 

@@ -5,12 +5,13 @@
 
 use std::rc::Rc;
 
-use twill_check::builtins::Builtin;
+use twill_check::builtins::{Builtin, HostMethod, MethodRef, TensorField};
 use twill_check::hir;
 use twill_syntax::Span;
 use twill_tensor::construct;
 use twill_tensor::convert::Scalar;
-use twill_tensor::ops::{Arg, BinaryOp, Operand, Out};
+pub(crate) use twill_tensor::ops::OpError;
+use twill_tensor::ops::{Arg, BinaryOp, Op, Operand, Out};
 use twill_tensor::tensor::IndexItem;
 use twill_tensor::{DType, Tensor, TensorError};
 
@@ -246,35 +247,7 @@ impl Interp {
         Ok(Lit::List(out))
     }
 
-    /// Binds a builtin's arguments to its parameters: positional first,
-    /// then keywords by name (the checker has rejected unknown names).
-    pub(crate) fn bind_args(&mut self, b: Builtin, args: &[hir::Arg], f: Frame) -> R<Vec<Option<Value>>> {
-        let params = b.signature().params;
-        let mut out: Vec<Option<Value>> = vec![None; params.len().max(args.len())];
-        let mut pos = 0;
-        for a in args {
-            match a {
-                hir::Arg::Pos(e) => {
-                    let v = self.eval(e, f)?;
-                    if pos < out.len() {
-                        out[pos] = Some(v);
-                    }
-                    pos += 1;
-                }
-                hir::Arg::Named(name, e, s) => {
-                    let v = self.eval(e, f)?;
-                    match params.iter().position(|p| *p == &**name) {
-                        Some(i) => out[i] = Some(v),
-                        None => return fail(*s, format!("`{}` has no keyword argument `{name}`", b.name())),
-                    }
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn tensor_builtin(&mut self, b: Builtin, args: &[hir::Arg], f: Frame, span: Span) -> R<Value> {
-        let a = self.bind_args(b, args, f)?;
+    pub(crate) fn tensor_builtin(&mut self, b: Builtin, a: Vec<Option<Value>>, span: Span) -> R<Value> {
         let get = |i: usize| a.get(i).and_then(|v| v.as_ref());
         let need = |i: usize, name: &str| -> R<&Value> {
             get(i).map_or_else(
@@ -399,6 +372,7 @@ impl Interp {
     pub(crate) fn tensor_method(
         &mut self,
         recv: &Value,
+        m: MethodRef,
         name: &str,
         argv: Vec<Value>,
         span: Span,
@@ -417,47 +391,49 @@ impl Interp {
                 Ok(())
             }
         };
-        match name {
-            "to" => {
+        match m.host {
+            Some(HostMethod::To) => {
                 want(1)?;
                 let dt = dtype_arg(argv.first(), span)?;
                 crate::autodiff::cast(recv, dt).or_else(|m| fail(span, m))
             }
-            "numel" => {
+            Some(HostMethod::Numel) => {
                 want(0)?;
                 Ok(Value::Int(recv.as_tensor().map_or(0, |t| t.numel()) as i64))
             }
-            "item" => {
+            Some(HostMethod::Item) => {
                 want(0)?;
                 match recv.as_tensor() {
                     Some(t) => t.item().map(scalar_value).or_else(|e| terr(span, e)),
                     None => fail(span, "`item` needs a tensor"),
                 }
             }
-            _ => {
-                let mut pos = Vec::with_capacity(argv.len() + 1);
-                pos.push(recv.clone());
-                pos.extend(argv);
-                self.call_op(name, &pos, Vec::new(), span)
-            }
+            _ => match m.op {
+                Some(op) => {
+                    let mut slots = Vec::with_capacity(argv.len() + 1);
+                    slots.push(Some(recv.clone()));
+                    slots.extend(argv.into_iter().map(Some));
+                    crate::autodiff::op(op, &slots).or_else(|e| fail(span, e.message))
+                }
+                None => fail(span, format!("unknown method `{name}` on `{}`", recv.type_name())),
+            },
         }
     }
 
-    pub(crate) fn tensor_field(&mut self, recv: &Value, name: &str, span: Span) -> R<Value> {
+    pub(crate) fn tensor_field(&mut self, recv: &Value, field: TensorField, span: Span) -> R<Value> {
         let Some(t) = recv.as_tensor() else {
-            return fail(span, format!("a `{}` has no field `{name}`", recv.type_name()));
+            return fail(
+                span,
+                format!("a `{}` has no field `{}`", recv.type_name(), field.name()),
+            );
         };
-        match name {
-            "dtype" => Ok(Value::DType(t.dtype())),
-            "shape" => Ok(Value::Arr(Rc::new(
+        match field {
+            TensorField::Dtype => Ok(Value::DType(t.dtype())),
+            TensorField::Shape => Ok(Value::Arr(Rc::new(
                 t.shape().iter().map(|&d| Value::Int(d as i64)).collect(),
             ))),
-            "ndim" => Ok(Value::Int(t.ndim() as i64)),
-            "T" => crate::autodiff::reverse(recv).or_else(|m| fail(span, m)),
-            _ => fail(
-                span,
-                format!("a tensor has no field `{name}` (its fields are dtype, shape, ndim, T)"),
-            ),
+            TensorField::Ndim => Ok(Value::Int(t.ndim() as i64)),
+            TensorField::T => crate::autodiff::reverse(recv).or_else(|m| fail(span, m)),
         }
     }
 
@@ -512,9 +488,6 @@ fn collect_leaves(
     }
 }
 
-/// Keyword arguments by name, in the order given.
-pub(crate) type Keywords = Vec<(String, Value)>;
-
 /// A host value as an operation argument.
 pub(crate) fn to_arg(v: &Value, span: Span) -> R<Arg> {
     Ok(match v {
@@ -560,46 +533,54 @@ fn from_out(out: Out) -> Value {
 }
 
 impl Interp {
-    /// Runs a tensor operation of the table in `twill_tensor::ops`,
-    /// recorded on a tape when an operand is tracked.
+    /// Runs a tensor operation of the registry on arguments bound to its
+    /// slots, recorded on a tape when an operand is tracked. An error about
+    /// one argument points at that argument.
     pub(crate) fn call_op(
         &mut self,
-        name: &str,
-        pos: &[Value],
-        kw: Vec<(String, Value)>,
+        op: Op,
+        slots: Vec<Option<Value>>,
+        args: &hir::Args,
         span: Span,
     ) -> R<Value> {
-        crate::autodiff::op(name, pos, &kw).or_else(|m| fail(span, m))
+        crate::autodiff::op(op, &slots).or_else(|e| {
+            let at = e
+                .arg
+                .and_then(|slot| args.items.iter().find(|(s, _)| *s as usize == slot))
+                .map_or(span, |(_, expr)| expr.span);
+            fail(at, e.message)
+        })
     }
 
-    /// Evaluates call arguments keeping keywords: (positional, keywords).
-    pub(crate) fn eval_args(&mut self, args: &[hir::Arg], f: Frame) -> R<(Vec<Value>, Keywords)> {
-        let mut pos = Vec::new();
-        let mut kw = Vec::new();
-        for a in args {
-            match a {
-                hir::Arg::Pos(e) => pos.push(self.eval(e, f)?),
-                hir::Arg::Named(n, e, _) => kw.push((n.to_string(), self.eval(e, f)?)),
+    /// Evaluates call arguments in source order into their slots.
+    pub(crate) fn eval_slots(&mut self, args: &hir::Args, f: Frame) -> R<Vec<Option<Value>>> {
+        let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
+        for (slot, e) in &args.items {
+            let v = self.eval(e, f)?;
+            if let Some(s) = slots.get_mut(*slot as usize) {
+                *s = Some(v);
             }
         }
-        Ok((pos, kw))
+        Ok(slots)
     }
 }
 
-/// Runs a tensor operation on untracked values.
-pub(crate) fn plain_op(name: &str, pos: &[Value], kw: &Keywords) -> Result<Value, String> {
+/// Runs a tensor operation on untracked values bound to its slots.
+pub(crate) fn plain_op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError> {
     let span = Span::default();
-    let mut args = Vec::with_capacity(pos.len());
-    for v in pos {
-        args.push(to_arg(v, span).map_err(ctrl_message)?);
+    let mut args = Vec::with_capacity(slots.len());
+    for (i, v) in slots.iter().enumerate() {
+        args.push(match v {
+            Some(v) => Some(to_arg(v, span).map_err(|c| OpError {
+                message: ctrl_message(c),
+                arg: Some(i),
+            })?),
+            None => None,
+        });
     }
-    let mut kwargs = Vec::with_capacity(kw.len());
-    for (k, v) in kw {
-        kwargs.push((k.clone(), to_arg(v, span).map_err(ctrl_message)?));
-    }
-    twill_tensor::ops::call(name, args, kwargs)
+    twill_tensor::ops::call(op, args)
         .map(from_out)
-        .map_err(|e| e.0)
+        .map_err(OpError::from)
 }
 
 #[allow(clippy::boxed_local)] // the evaluator's error type is boxed
@@ -666,9 +647,9 @@ pub(crate) fn plain_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -
                     b.type_name()
                 ));
             };
-            return twill_tensor::ops::call("matmul", vec![x, y], Vec::new())
+            return twill_tensor::ops::call(Op::Matmul, vec![Some(x), Some(y)])
                 .map(from_out)
-                .map_err(|e| e.0);
+                .map_err(|e| e.message);
         }
     };
     let (Some(x), Some(y)) = (operand(a), operand(b)) else {

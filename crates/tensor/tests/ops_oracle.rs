@@ -191,7 +191,11 @@ fn run_case(c: &J) -> Result<(), String> {
             };
             ops::binary(bop, operand(a)?, operand(b)?).map(Out::Tensor)
         }
-        None => ops::call(op, args, kwargs),
+        None => match ops::Op::from_name(op) {
+            Some(o) => ops::bind(o, args, kwargs)
+                .and_then(|slots| ops::call(o, slots).map_err(|e| twill_tensor::TensorError(e.message))),
+            None => return Err(format!("no operation `{op}`")),
+        },
     };
     if let Some(msg) = expect.get("error").and_then(|m| m.as_str()) {
         return match got {
@@ -271,8 +275,9 @@ fn every_operation_matches_the_oracle_on_one_and_four_threads() {
             );
         }
         // Every operation in the table must be covered by vectors.
-        let uncovered: Vec<&str> = ops::all()
-            .map(|o| o.name)
+        let uncovered: Vec<&str> = ops::Op::ALL
+            .iter()
+            .map(|o| o.name())
             .filter(|n| !per_op.contains_key(*n))
             .collect();
         assert!(

@@ -13,7 +13,9 @@ use twill_syntax::Span;
 use twill_tensor::promote::grad_dtype;
 use twill_tensor::Tensor;
 
-use super::{backward, backward_scaled, base, binary, grads_finite, op, watch, TapeVal};
+use twill_tensor::ops::Op;
+
+use super::{backward, backward_scaled, base, binary, grads_finite, op_pos, watch, TapeVal};
 use crate::interp::{fail, Interp, R};
 use crate::tensors::tensor_value;
 use crate::value::Value;
@@ -103,7 +105,8 @@ impl Interp {
     /// tensor of shape `in_shape` watched there: one backward pass per
     /// element of the root, seeded with a one-hot cotangent at the root's
     /// gradient dtype, stacked and shaped `root.shape + in_shape`.
-    fn jacobian_rows(&mut self, tp: &TapeVal, root: &Value, in_shape: &[usize], span: Span) -> R<Value> {
+    fn jacobian_rows(&mut self, tp: &TapeVal, root: &Value, input: &Tensor, span: Span) -> R<Value> {
+        let in_shape = input.shape();
         let Some(rt) = base(root).cloned() else {
             return fail(
                 span,
@@ -127,13 +130,15 @@ impl Interp {
         let mut shape = rt.shape().to_vec();
         shape.extend_from_slice(in_shape);
         if rows.is_empty() {
-            return Tensor::zeros(shape, twill_tensor::DType::F32)
+            // No rows to stack: the empty Jacobian still has the gradient
+            // dtype of the input (spec §8).
+            return Tensor::zeros(shape, grad_dtype(input.dtype()))
                 .map(tensor_value)
                 .or_else(|e| fail(span, e.0));
         }
-        let stacked = op("stack", &[arr(rows)], &Vec::new()).or_else(|m| fail(span, m))?;
+        let stacked = op_pos(Op::Stack, &[arr(rows)]).or_else(|m| fail(span, m))?;
         let shape_v = arr(shape.iter().map(|&d| Value::Int(d as i64)).collect());
-        op("reshape", &[stacked, shape_v], &Vec::new()).or_else(|m| fail(span, m))
+        op_pos(Op::Reshape, &[stacked, shape_v]).or_else(|m| fail(span, m))
     }
 
     /// The autodiff builtins.
@@ -203,7 +208,7 @@ impl Interp {
                     );
                 };
                 let (tp, y) = self.record_call(&f, &x, "jacobian", span)?;
-                self.jacobian_rows(&tp, &y, xt.shape(), span)
+                self.jacobian_rows(&tp, &y, &xt, span)
             }
             Builtin::Hessian => {
                 let (f, x) = (arg(0), arg(1));
@@ -213,7 +218,7 @@ impl Interp {
                 let outer = TapeVal::new();
                 let x1 = watch(&outer, &x).or_else(|m| fail(span, format!("`hessian`: {m}")))?;
                 let (_, g) = self.grad_of(&f, &x1, "hessian", span)?;
-                let h = self.jacobian_rows(&outer, &g, xt.shape(), span)?;
+                let h = self.jacobian_rows(&outer, &g, &xt, span)?;
                 Ok(outside(&h, &outer))
             }
             _ => fail(span, format!("`{}` is not an autodiff builtin", b.name())),
@@ -277,10 +282,9 @@ impl Interp {
                     ),
                 );
             }
-            let s = op(
-                "sum",
+            let s = op_pos(
+                Op::Sum,
                 &[binary(twill_syntax::ast::BinOp::Mul, g, t).or_else(|m| fail(span, m))?],
-                &Vec::new(),
             )
             .or_else(|m| fail(span, m))?;
             total = Some(match total {

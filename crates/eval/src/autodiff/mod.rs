@@ -33,7 +33,9 @@ use twill_tensor::promote::grad_dtype;
 use twill_tensor::tensor::IndexItem;
 use twill_tensor::{DType, Tensor};
 
-use crate::tensors::{plain_binary, plain_cast, plain_op, tensor_value, Keywords};
+use twill_tensor::ops::{Grad, Op};
+
+use crate::tensors::{plain_binary, plain_cast, plain_op, tensor_value, OpError};
 use crate::value::Value;
 
 thread_local! {
@@ -82,8 +84,8 @@ pub struct Tracked {
 /// An operation as the backward pass needs to know it.
 #[derive(Clone, Debug)]
 pub(crate) enum AdOp {
-    /// An operation of the table in `twill_tensor::ops`.
-    Table(&'static str),
+    /// An operation of the registry.
+    Table(Op),
     Bin(BinOp),
     Cast,
     Index(Vec<IndexItem>),
@@ -217,72 +219,50 @@ fn record(lv: u64, op: AdOp, args: Vec<Option<Value>>, parents: Vec<(Slot, Rc<No
     }))
 }
 
-/// Operations whose result has a zero derivative wherever it has one, or
-/// an integer or bool result: they are computed but not recorded.
-const NOT_DIFFERENTIABLE: &[&str] = &[
-    "sign", "floor", "ceil", "round", "isnan", "isinf", "isfinite", "argmax", "argmin", "all", "any",
-    "argsort", "argtopk",
-];
-
-/// Runs table operation `name`, recording it if an operand is tracked.
-pub(crate) fn op(name: &str, pos: &[Value], kw: &Keywords) -> Result<Value, String> {
-    let Some(lv) = max_level(pos.iter().chain(kw.iter().map(|(_, v)| v))) else {
-        return plain_op(name, pos, kw);
+/// Runs registry operation `op` on arguments bound to its slots,
+/// recording it if an operand is tracked. Operations the registry marks
+/// non-differentiable run on the primals and are not recorded.
+pub(crate) fn op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError> {
+    let n = op.spec().params.len();
+    let padded: Vec<Option<Value>>;
+    let slots = if slots.len() < n {
+        padded = slots
+            .iter()
+            .cloned()
+            .chain(std::iter::repeat(None))
+            .take(n)
+            .collect();
+        &padded[..]
+    } else {
+        slots
     };
-    let Some(spec) = twill_tensor::ops::lookup(name) else {
-        return plain_op(name, pos, kw);
+    let Some(lv) = max_level(slots.iter().flatten()) else {
+        return plain_op(op, slots);
     };
-    if NOT_DIFFERENTIABLE.contains(&spec.name) {
-        return op(name, &strip_vec(pos), &strip_kw(kw));
+    match op.spec().grad {
+        Grad::None => return plain_op(op, &strip_slots(slots)),
+        Grad::Rule => {}
     }
-    // Bind the arguments to the parameters (errors are the kernel's own).
-    let n = spec.params.len();
-    let mut args: Vec<Option<Value>> = vec![None; n];
-    for (i, v) in pos.iter().enumerate() {
-        if i < n {
-            args[i] = Some(v.clone());
-        } else if spec.variadic {
-            args.push(Some(v.clone()));
-        } else {
-            return plain_op(name, &strip_vec(pos), &strip_kw(kw));
-        }
-    }
-    for (k, v) in kw {
-        match spec.params.iter().position(|p| p.name == k) {
-            Some(i) if args[i].is_none() => args[i] = Some(v.clone()),
-            _ => return plain_op(name, &strip_vec(pos), &strip_kw(kw)),
-        }
-    }
-    match spec.name {
-        "split" => return split(&args),
-        "sort" | "topk" => return select_sorted(spec.name, &args),
+    match op {
+        Op::Split => return split(slots).map_err(OpError::from),
+        Op::Sort | Op::Topk => return select_sorted(op, slots).map_err(OpError::from),
         _ => {}
     }
     let mut parents = Vec::new();
-    let stripped: Vec<Option<Value>> = args
+    let stripped: Vec<Option<Value>> = slots
         .iter()
         .enumerate()
         .map(|(i, a)| a.as_ref().map(|v| strip(v, lv, i, &mut parents)))
         .collect();
-    let out = call_bound(spec, &stripped)?;
-    Ok(record(lv, AdOp::Table(spec.name), stripped, parents, out))
+    let out = self::op(op, &stripped)?;
+    Ok(record(lv, AdOp::Table(op), stripped, parents, out))
 }
 
-/// Calls a table operation on bound arguments: the leading ones that are
-/// given positionally, the rest by keyword, the extra ones positionally.
-fn call_bound(spec: &'static twill_tensor::ops::OpSpec, args: &[Option<Value>]) -> Result<Value, String> {
-    let n = spec.params.len();
-    let mut pos = Vec::new();
-    let mut kw = Vec::new();
-    let mut positional = true;
-    for (i, a) in args.iter().enumerate() {
-        match a {
-            Some(v) if i >= n || positional => pos.push(v.clone()),
-            Some(v) => kw.push((spec.params[i].name.to_string(), v.clone())),
-            None => positional = false,
-        }
-    }
-    op(spec.name, &pos, &kw)
+/// `op` on positional arguments (the vjp rules' and the functional
+/// transforms' shorthand).
+pub(crate) fn op_pos(o: Op, pos: &[Value]) -> Result<Value, String> {
+    let slots: Vec<Option<Value>> = pos.iter().cloned().map(Some).collect();
+    op(o, &slots).map_err(|e| e.message)
 }
 
 /// `v` with every level of tracking removed.
@@ -296,12 +276,8 @@ fn strip_all(v: &Value) -> Value {
     }
 }
 
-fn strip_vec(vs: &[Value]) -> Vec<Value> {
-    vs.iter().map(strip_all).collect()
-}
-
-fn strip_kw(kw: &Keywords) -> Keywords {
-    kw.iter().map(|(k, v)| (k.clone(), strip_all(v))).collect()
+fn strip_slots(vs: &[Option<Value>]) -> Vec<Option<Value>> {
+    vs.iter().map(|v| v.as_ref().map(strip_all)).collect()
 }
 
 fn int_value(v: &Option<Value>) -> Option<i64> {
@@ -315,14 +291,9 @@ fn int_value(v: &Option<Value>) -> Option<i64> {
 /// each piece recorded as an index).
 fn split(args: &[Option<Value>]) -> Result<Value, String> {
     let x = args[0].clone().unwrap_or(Value::Unit);
-    let sizes = args[1].clone().unwrap_or(Value::Unit);
     let axis = args.get(2).cloned().flatten();
     // Let the kernel validate everything and tell the sizes.
-    let mut kw = Vec::new();
-    if let Some(a) = &axis {
-        kw.push(("axis".to_string(), strip_all(a)));
-    }
-    let pieces = plain_op("split", &[strip_all(&x), strip_all(&sizes)], &kw)?;
+    let pieces = plain_op(Op::Split, &strip_slots(args)).map_err(|e| e.message)?;
     let Value::Arr(pieces) = pieces else {
         return Err("`split` gave no pieces".into());
     };
@@ -346,14 +317,20 @@ fn split(args: &[Option<Value>]) -> Result<Value, String> {
 
 /// `sort`/`topk` of a tracked tensor: the order is found on the plain
 /// values, and the result is a `gather` of the tracked ones (the same bits).
-fn select_sorted(name: &str, args: &[Option<Value>]) -> Result<Value, String> {
-    let x = args[0].clone().unwrap_or(Value::Unit);
-    let plain: Vec<Option<Value>> = args.iter().map(|a| a.as_ref().map(strip_all)).collect();
-    let arg_name = if name == "sort" { "argsort" } else { "argtopk" };
-    let spec = twill_tensor::ops::lookup(arg_name).ok_or("no argsort")?;
-    let idx = call_bound(spec, &plain)?;
+fn select_sorted(which: Op, args: &[Option<Value>]) -> Result<Value, String> {
+    let x = args.first().cloned().flatten().unwrap_or(Value::Unit);
+    let arg_op = if which == Op::Sort {
+        Op::Argsort
+    } else {
+        Op::Argtopk
+    };
+    let idx = plain_op(arg_op, &strip_slots(args)).map_err(|e| e.message)?;
     let t = base(&x).ok_or("needs a tensor")?;
-    let axis_arg = if name == "sort" { args.get(1) } else { args.get(2) };
+    let axis_arg = if which == Op::Sort {
+        args.get(1)
+    } else {
+        args.get(2)
+    };
     let ax = match axis_arg.cloned().flatten() {
         Some(Value::Int(a)) => a,
         _ => -1,
@@ -362,7 +339,7 @@ fn select_sorted(name: &str, args: &[Option<Value>]) -> Result<Value, String> {
     if t.ndim() == 0 {
         return Ok(x);
     }
-    op("gather", &[x, Value::Int(ax as i64), idx], &Vec::new())
+    op_pos(Op::Gather, &[x, Value::Int(ax as i64), idx])
 }
 
 /// `a op b` with a tensor on at least one side, recorded if one is tracked.
@@ -371,7 +348,7 @@ pub(crate) fn binary(bop: BinOp, a: &Value, b: &Value) -> Result<Value, String> 
         return plain_binary(bop, a, b);
     };
     if bop == BinOp::MatMul {
-        return op("matmul", &[a.clone(), b.clone()], &Vec::new());
+        return op_pos(Op::Matmul, &[a.clone(), b.clone()]);
     }
     let differentiable = matches!(
         bop,
@@ -679,11 +656,8 @@ pub(crate) fn grads_finite(gs: &Value) -> Result<bool, String> {
         if !t.dtype().is_float() {
             continue;
         }
-        let all = plain_op(
-            "all",
-            &[plain_op("isfinite", &[tensor_value(t.clone())], &Vec::new())?],
-            &Vec::new(),
-        )?;
+        let finite = plain_op(Op::IsFinite, &[Some(tensor_value(t.clone()))]).map_err(|e| e.message)?;
+        let all = plain_op(Op::All, &[Some(finite)]).map_err(|e| e.message)?;
         if let Some(a) = base(&all) {
             if a.item().map(|s| s.to_f64() == 0.0).unwrap_or(true) {
                 return Ok(false);

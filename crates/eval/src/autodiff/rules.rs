@@ -23,7 +23,9 @@ use twill_syntax::ast::BinOp;
 use twill_tensor::tensor::IndexItem;
 use twill_tensor::DType;
 
-use super::{base, cast, index, index_add, op, reverse, scatter_add, AdOp, Slot};
+use twill_tensor::ops::Op;
+
+use super::{base, cast, index, index_add, op, op_pos, reverse, scatter_add, AdOp, Slot};
 use crate::tensors::tensor_value;
 use crate::value::Value;
 
@@ -39,13 +41,14 @@ fn slot(arg: usize) -> Slot {
     Slot { arg, elem: 0 }
 }
 
-fn o(name: &str, pos: &[Value]) -> Res<Value> {
-    op(name, pos, &Vec::new())
+/// A registry operation on positional arguments, recorded when tracked.
+fn o(o: Op, pos: &[Value]) -> Res<Value> {
+    op_pos(o, pos)
 }
 
-fn okw(name: &str, pos: &[Value], kw: &[(&str, Value)]) -> Res<Value> {
-    let kw: Vec<(String, Value)> = kw.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-    op(name, pos, &kw)
+/// A registry operation on arguments by slot (absent optional ones `None`).
+fn os(o: Op, slots: &[Option<Value>]) -> Res<Value> {
+    op(o, slots).map_err(|e| e.message)
 }
 
 fn add(a: &Value, b: &Value) -> Res<Value> {
@@ -121,7 +124,7 @@ fn select(c: &Value, a: &Value, b: &Value) -> Res<Value> {
     match c {
         Value::Bool(true) => Ok(a.clone()),
         Value::Bool(false) => Ok(b.clone()),
-        _ => o("where", &[c.clone(), a.clone(), b.clone()]),
+        _ => o(Op::Where, &[c.clone(), a.clone(), b.clone()]),
     }
 }
 
@@ -135,7 +138,7 @@ fn sum_to(v: &Value, target: &[usize]) -> Res<Value> {
     let lead = s.len().saturating_sub(target.len());
     let mut cur = v.clone();
     if lead > 0 {
-        cur = okw("sum", &[cur], &[("axis", ints(&(0..lead).collect::<Vec<_>>()))])?;
+        cur = o(Op::Sum, &[cur, ints(&(0..lead).collect::<Vec<_>>())])?;
     }
     let stretched: Vec<usize> = target
         .iter()
@@ -144,14 +147,10 @@ fn sum_to(v: &Value, target: &[usize]) -> Res<Value> {
         .map(|(i, _)| i)
         .collect();
     if !stretched.is_empty() {
-        cur = okw(
-            "sum",
-            &[cur],
-            &[("axis", ints(&stretched)), ("keepdim", Value::Bool(true))],
-        )?;
+        cur = o(Op::Sum, &[cur, ints(&stretched), Value::Bool(true)])?;
     }
     if shape(&cur) != target {
-        cur = o("reshape", &[cur, ints(target)])?;
+        cur = o(Op::Reshape, &[cur, ints(target)])?;
     }
     Ok(cur)
 }
@@ -202,7 +201,10 @@ fn flag(v: &Option<Value>) -> bool {
 
 /// A reduction's cotangent (or output) brought back to the input's shape.
 fn expand(v: &Value, axes: &[usize], keepdim: bool, xshape: &[usize]) -> Res<Value> {
-    o("broadcast_to", &[with_kept_axes(v, axes, keepdim)?, ints(xshape)])
+    o(
+        Op::BroadcastTo,
+        &[with_kept_axes(v, axes, keepdim)?, ints(xshape)],
+    )
 }
 
 /// The number of elements a reduction folded into each output.
@@ -241,13 +243,13 @@ pub(super) fn vjp(
         }
         AdOp::IndexAdd(axis) => {
             let idx = arg(args, 1)?;
-            c.push((slot(0), o("index_select", &[ct.clone(), int(*axis), idx])?));
+            c.push((slot(0), o(Op::IndexSelect, &[ct.clone(), int(*axis), idx])?));
         }
         AdOp::ScatterAdd(axis) => {
             let idx = arg(args, 1)?;
-            c.push((slot(0), o("gather", &[ct.clone(), int(*axis), idx])?));
+            c.push((slot(0), o(Op::Gather, &[ct.clone(), int(*axis), idx])?));
         }
-        AdOp::Table(name) => table_rule(name, args, out, ct, gdt, need, need0, &mut c)?,
+        AdOp::Table(name) => table_rule(*name, args, out, ct, gdt, need, need0, &mut c)?,
     }
     Ok(c)
 }
@@ -284,7 +286,7 @@ fn binary_rule(
                 c.push((slot(0), sum_to(ct, &sa)?));
             }
             if nb {
-                c.push((slot(1), sum_to(&o("neg", &[ct.clone()])?, &sb)?));
+                c.push((slot(1), sum_to(&o(Op::Neg, &[ct.clone()])?, &sb)?));
             }
         }
         BinOp::Mul => {
@@ -302,7 +304,7 @@ fn binary_rule(
             if nb {
                 // d(a/b)/db = -(a/b)/b
                 let q = div(&wa, &wb)?;
-                let g = o("neg", &[div(&mul(ct, &q)?, &wb)?])?;
+                let g = o(Op::Neg, &[div(&mul(ct, &q)?, &wb)?])?;
                 c.push((slot(1), sum_to(&g, &sb)?));
             }
         }
@@ -313,7 +315,7 @@ fn binary_rule(
             }
             if nb {
                 let q = binary(BinOp::FloorDiv, &wa, &wb)?;
-                let g = o("neg", &[mul(ct, &q)?])?;
+                let g = o(Op::Neg, &[mul(ct, &q)?])?;
                 c.push((slot(1), sum_to(&g, &sb)?));
             }
         }
@@ -327,7 +329,7 @@ fn binary_rule(
             if nb {
                 // a^b·log(a), 0 where a == 0 and b >= 0 (PyTorch)
                 let wo = wide(out, gdt)?;
-                let d = mul(&wo, &o("log", &[wa.clone()])?)?;
+                let d = mul(&wo, &o(Op::Log, &[wa.clone()])?)?;
                 let zero = binary(
                     BinOp::BitAnd,
                     &cmp(BinOp::Eq, &wa, &f(0.0))?,
@@ -362,9 +364,9 @@ fn extremum_rule(
             continue;
         }
         // NaN propagates: a NaN operand takes the whole gradient.
-        let nan = o("isnan", &[x.clone()])?;
-        let g = o("where", &[wins(x, y)?, ct.clone(), masked(&tie, &half)?])?;
-        let g = o("where", &[nan, ct.clone(), g])?;
+        let nan = o(Op::IsNan, &[x.clone()])?;
+        let g = o(Op::Where, &[wins(x, y)?, ct.clone(), masked(&tie, &half)?])?;
+        let g = o(Op::Where, &[nan, ct.clone(), g])?;
         let s = shape(if i == 0 { a } else { b });
         c.push((slot(i), sum_to(&g, &s)?));
     }
@@ -373,7 +375,7 @@ fn extremum_rule(
 
 #[allow(clippy::too_many_arguments)]
 fn table_rule(
-    name: &str,
+    name: Op,
     args: &[Option<Value>],
     out: &Value,
     ct: &Value,
@@ -382,6 +384,12 @@ fn table_rule(
     need0: bool,
     c: &mut Contribs,
 ) -> Res<()> {
+    match rule_kind(name) {
+        RuleKind::Vjp => {}
+        RuleKind::Composite | RuleKind::NotDifferentiable => {
+            return Err(format!("`{name}` has no vjp rule of its own"));
+        }
+    }
     let x = arg(args, 0)?;
     let xs = shape(&x);
     let wx = || wide(&x, gdt);
@@ -394,22 +402,24 @@ fn table_rule(
         Ok(())
     };
     match name {
-        "maximum" | "minimum" => extremum_rule(&x, &arg(args, 1)?, ct, gdt, name == "maximum", need, c)?,
-        "where" => {
+        Op::Maximum | Op::Minimum => {
+            extremum_rule(&x, &arg(args, 1)?, ct, gdt, name == Op::Maximum, need, c)?
+        }
+        Op::Where => {
             let (cond, a, b) = (x.clone(), arg(args, 1)?, arg(args, 2)?);
             if need(slot(1)) {
                 c.push((slot(1), sum_to(&masked(&cond, ct)?, &shape(&a))?));
             }
             if need(slot(2)) {
-                let g = o("where", &[cond, f(0.0), ct.clone()])?;
+                let g = o(Op::Where, &[cond, f(0.0), ct.clone()])?;
                 c.push((slot(2), sum_to(&g, &shape(&b))?));
             }
         }
-        "neg" => unary(c, o("neg", &[ct.clone()]))?,
-        "abs" => unary(c, mul(ct, &o("sign", &[wx()?])?))?,
-        "relu" => unary(c, masked(&cmp(BinOp::Gt, &wx()?, &f(0.0))?, ct))?,
-        "square" => unary(c, mul(ct, &mul(&wx()?, &f(2.0))?))?,
-        "clip" => {
+        Op::Neg => unary(c, o(Op::Neg, &[ct.clone()]))?,
+        Op::Abs => unary(c, mul(ct, &o(Op::Sign, &[wx()?])?))?,
+        Op::Relu => unary(c, masked(&cmp(BinOp::Gt, &wx()?, &f(0.0))?, ct))?,
+        Op::Square => unary(c, mul(ct, &mul(&wx()?, &f(2.0))?))?,
+        Op::Clip => {
             // PyTorch's clamp: x gets the gradient on lo <= x <= hi.
             let w = wx()?;
             let widen = |i: usize| args.get(i).cloned().flatten().map(|v| wide(&v, gdt)).transpose();
@@ -441,39 +451,39 @@ fn table_rule(
                 c.push((slot(2), sum_to(&masked(&above, ct)?, &shape(h))?));
             }
         }
-        "exp" => unary(c, mul(ct, &wo()?))?,
-        "log" => unary(c, div(ct, &wx()?))?,
-        "log1p" => unary(c, div(ct, &add(&wx()?, &f(1.0))?))?,
-        "expm1" => unary(c, mul(ct, &add(&wo()?, &f(1.0))?))?,
-        "sqrt" => unary(c, div(&mul(ct, &f(0.5))?, &wo()?))?,
-        "rsqrt" => {
+        Op::Exp => unary(c, mul(ct, &wo()?))?,
+        Op::Log => unary(c, div(ct, &wx()?))?,
+        Op::Log1p => unary(c, div(ct, &add(&wx()?, &f(1.0))?))?,
+        Op::Expm1 => unary(c, mul(ct, &add(&wo()?, &f(1.0))?))?,
+        Op::Sqrt => unary(c, div(&mul(ct, &f(0.5))?, &wo()?))?,
+        Op::Rsqrt => {
             // d/dx x^(-1/2) = -1/2 · out³
             let w = wo()?;
             unary(c, mul(&mul(ct, &f(-0.5))?, &mul(&w, &mul(&w, &w)?)?))?
         }
-        "sin" => unary(c, mul(ct, &o("cos", &[wx()?])?))?,
-        "cos" => unary(c, o("neg", &[mul(ct, &o("sin", &[wx()?])?)?]))?,
-        "tan" => {
+        Op::Sin => unary(c, mul(ct, &o(Op::Cos, &[wx()?])?))?,
+        Op::Cos => unary(c, o(Op::Neg, &[mul(ct, &o(Op::Sin, &[wx()?])?)?]))?,
+        Op::Tan => {
             let w = wo()?;
             unary(c, mul(ct, &add(&mul(&w, &w)?, &f(1.0))?))?
         }
-        "tanh" => {
+        Op::Tanh => {
             let w = wo()?;
             unary(c, mul(ct, &sub(&f(1.0), &mul(&w, &w)?)?))?
         }
-        "sigmoid" => {
+        Op::Sigmoid => {
             let w = wo()?;
             unary(c, mul(ct, &mul(&w, &sub(&f(1.0), &w)?)?))?
         }
-        "sum" | "mean" => {
+        Op::Sum | Op::Mean => {
             let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
             let mut g = expand(ct, &axes, flag(&args.get(2).cloned().flatten()), &xs)?;
-            if name == "mean" {
+            if name == Op::Mean {
                 g = div(&g, &f(count(&xs, &axes)))?;
             }
             unary(c, one(g))?
         }
-        "prod" => unary(
+        Op::Prod => unary(
             c,
             prod_rule(
                 &wx()?,
@@ -482,7 +492,7 @@ fn table_rule(
                 ct,
             ),
         )?,
-        "max" | "min" | "median" => {
+        Op::Max | Op::Min | Op::Median => {
             // Shared evenly among the elements equal to the result (all the
             // NaNs when the result is NaN), as PyTorch's amax/amin/median.
             let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
@@ -494,20 +504,16 @@ fn table_rule(
                 &cmp(BinOp::Eq, &w, &oe)?,
                 &binary(
                     BinOp::BitAnd,
-                    &o("isnan", &[w.clone()])?,
-                    &o("isnan", &[oe.clone()])?,
+                    &o(Op::IsNan, &[w.clone()])?,
+                    &o(Op::IsNan, &[oe.clone()])?,
                 )?,
             )?;
             let hitf = cast(&hit, gdt)?;
-            let n = okw(
-                "sum",
-                &[hitf.clone()],
-                &[("axis", ints(&axes)), ("keepdim", Value::Bool(true))],
-            )?;
+            let n = o(Op::Sum, &[hitf.clone(), ints(&axes), Value::Bool(true)])?;
             let share = div(&expand(ct, &axes, keep, &xs)?, &n)?;
             unary(c, mul(&share, &hitf))?
         }
-        "var" | "std" => {
+        Op::Var | Op::Std => {
             let axis = args.get(1).cloned().flatten();
             let axes = reduced_axes(&axis, xs.len())?;
             let keep = flag(&args.get(2).cloned().flatten());
@@ -517,45 +523,47 @@ fn table_rule(
                 _ => 0.0,
             };
             let w = wx()?;
-            let mut kw: Vec<(&str, Value)> = vec![("keepdim", Value::Bool(true))];
-            if let Some(a) = &axis {
-                kw.push(("axis", a.clone()));
-            }
-            let mean = okw("mean", &[w.clone()], &kw)?;
+            let mean = os(
+                Op::Mean,
+                &[Some(w.clone()), axis.clone(), Some(Value::Bool(true))],
+            )?;
             let centred = sub(&w, &mean)?;
             let n = count(&xs, &axes) - ddof;
             let ge = expand(ct, &axes, keep, &xs)?;
-            let g = if name == "var" {
+            let g = if name == Op::Var {
                 mul(&ge, &mul(&centred, &f(2.0 / n))?)?
             } else {
                 let so = expand(&wo()?, &axes, keep, &xs)?;
                 let g = div(&mul(&ge, &centred)?, &mul(&so, &f(n))?)?;
-                o("where", &[cmp(BinOp::Eq, &so, &f(0.0))?, f(0.0), g])?
+                o(Op::Where, &[cmp(BinOp::Eq, &so, &f(0.0))?, f(0.0), g])?
             };
             unary(c, one(g))?
         }
-        "logsumexp" => {
+        Op::Logsumexp => {
             let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
             let keep = flag(&args.get(2).cloned().flatten());
             let w = wx()?;
             let oe = expand(&wo()?, &axes, keep, &xs)?;
-            let p = o("exp", &[sub(&w, &oe)?])?;
+            let p = o(Op::Exp, &[sub(&w, &oe)?])?;
             // A row of -inf: no gradient (0, not NaN).
-            let p = o("where", &[cmp(BinOp::Eq, &w, &f(f64::NEG_INFINITY))?, f(0.0), p])?;
+            let p = o(
+                Op::Where,
+                &[cmp(BinOp::Eq, &w, &f(f64::NEG_INFINITY))?, f(0.0), p],
+            )?;
             unary(c, mul(&expand(ct, &axes, keep, &xs)?, &p))?
         }
-        "cumsum" => {
+        Op::Cumsum => {
             let ax = arg(args, 1)?;
             let r = o(
-                "flip",
+                Op::Flip,
                 &[
-                    o("cumsum", &[o("flip", &[ct.clone(), ax.clone()])?, ax.clone()])?,
+                    o(Op::Cumsum, &[o(Op::Flip, &[ct.clone(), ax.clone()])?, ax.clone()])?,
                     ax,
                 ],
             )?;
             unary(c, one(r))?
         }
-        "cumprod" => {
+        Op::Cumprod => {
             let ax = arg(args, 1)?;
             let w = wx()?;
             let has_zero = base(&w).is_some_and(|t| t.to_f64_vec().contains(&0.0));
@@ -565,51 +573,43 @@ fn table_rule(
                 // Σ_{j>=i} ct_j·out_j / x_i, for inputs without a zero.
                 let s = mul(ct, &wo()?)?;
                 let r = o(
-                    "flip",
-                    &[o("cumsum", &[o("flip", &[s, ax.clone()])?, ax.clone()])?, ax],
+                    Op::Flip,
+                    &[o(Op::Cumsum, &[o(Op::Flip, &[s, ax.clone()])?, ax.clone()])?, ax],
                 )?;
                 unary(c, div(&r, &w))?
             }
         }
-        "softmax" => {
+        Op::Softmax => {
             let axis = args.get(1).cloned().flatten().unwrap_or(Value::Int(-1));
             let w = wo()?;
-            let dot = okw(
-                "sum",
-                &[mul(ct, &w)?],
-                &[("axis", axis), ("keepdim", Value::Bool(true))],
-            )?;
+            let dot = o(Op::Sum, &[mul(ct, &w)?, axis, Value::Bool(true)])?;
             unary(c, mul(&w, &sub(ct, &dot)?))?
         }
-        "log_softmax" => {
+        Op::LogSoftmax => {
             let axis = args.get(1).cloned().flatten().unwrap_or(Value::Int(-1));
-            let p = o("exp", &[wo()?])?;
-            let s = okw(
-                "sum",
-                &[ct.clone()],
-                &[("axis", axis), ("keepdim", Value::Bool(true))],
-            )?;
+            let p = o(Op::Exp, &[wo()?])?;
+            let s = o(Op::Sum, &[ct.clone(), axis, Value::Bool(true)])?;
             unary(c, sub(ct, &mul(&p, &s)?))?
         }
-        "reshape" | "squeeze" | "unsqueeze" => unary(c, o("reshape", &[ct.clone(), ints(&xs)]))?,
-        "broadcast_to" => unary(c, sum_to(ct, &xs))?,
-        "transpose" => unary(c, o("transpose", &[ct.clone(), arg(args, 1)?, arg(args, 2)?]))?,
-        "permute" => {
+        Op::Reshape | Op::Squeeze | Op::Unsqueeze => unary(c, o(Op::Reshape, &[ct.clone(), ints(&xs)]))?,
+        Op::BroadcastTo => unary(c, sum_to(ct, &xs))?,
+        Op::Transpose => unary(c, o(Op::Transpose, &[ct.clone(), arg(args, 1)?, arg(args, 2)?]))?,
+        Op::Permute => {
             let axes = axis_list(&arg(args, 1)?, xs.len())?;
             let mut inv = vec![0usize; axes.len()];
             for (i, &a) in axes.iter().enumerate() {
                 inv[a] = i;
             }
-            unary(c, o("permute", &[ct.clone(), ints(&inv)]))?
+            unary(c, o(Op::Permute, &[ct.clone(), ints(&inv)]))?
         }
-        "flip" => {
+        Op::Flip => {
             let mut pos = vec![ct.clone()];
             if let Some(a) = args.get(1).cloned().flatten() {
                 pos.push(a);
             }
-            unary(c, o("flip", &pos))?
+            unary(c, o(Op::Flip, &pos))?
         }
-        "roll" => {
+        Op::Roll => {
             let shift = match arg(args, 1)? {
                 Value::Int(s) => Value::Int(-s),
                 Value::Arr(items) => Value::Arr(Rc::new(
@@ -622,16 +622,16 @@ fn table_rule(
                         .collect(),
                 )),
                 // A list literal of shifts is an f64 tensor (spec §4).
-                t if is_tensor(&t) => o("neg", &[t])?,
+                t if is_tensor(&t) => o(Op::Neg, &[t])?,
                 other => return Err(format!("`roll`: a shift cannot be a `{}`", other.type_name())),
             };
             let mut pos = vec![ct.clone(), shift];
             if let Some(a) = args.get(2).cloned().flatten() {
                 pos.push(a);
             }
-            unary(c, o("roll", &pos))?
+            unary(c, o(Op::Roll, &pos))?
         }
-        "concat" | "stack" => {
+        Op::Concat | Op::Stack => {
             let Value::Arr(items) = &x else {
                 return Err(format!("`{name}` needs an Arr of tensors"));
             };
@@ -644,22 +644,22 @@ fn table_rule(
             let sizes: Vec<usize> = items
                 .iter()
                 .map(|t| {
-                    if name == "concat" {
+                    if name == Op::Concat {
                         shape(t).get(ax).copied().unwrap_or(0)
                     } else {
                         1
                     }
                 })
                 .collect();
-            let pieces = okw("split", &[ct.clone(), ints(&sizes)], &[("axis", int(ax))])?;
+            let pieces = o(Op::Split, &[ct.clone(), ints(&sizes), int(ax)])?;
             let Value::Arr(pieces) = pieces else {
                 return Err("`split` gave no pieces".into());
             };
             for (elem, (p, t)) in pieces.iter().zip(items.iter()).enumerate() {
                 let s = Slot { arg: 0, elem };
                 if need(s) {
-                    let g = if name == "stack" {
-                        o("reshape", &[p.clone(), ints(&shape(t))])?
+                    let g = if name == Op::Stack {
+                        o(Op::Reshape, &[p.clone(), ints(&shape(t))])?
                     } else {
                         p.clone()
                     };
@@ -667,14 +667,14 @@ fn table_rule(
                 }
             }
         }
-        "gather" => {
+        Op::Gather => {
             let ax = match arg(args, 1)? {
                 Value::Int(a) => norm_axis(a, xs.len().max(1))?,
                 _ => return Err("`gather`: axis must be an Int".into()),
             };
             unary(c, scatter_add(ct, ax, &arg(args, 2)?, &xs))?
         }
-        "index_select" => {
+        Op::IndexSelect => {
             let ax = match arg(args, 1)? {
                 Value::Int(a) => norm_axis(a, xs.len().max(1))?,
                 _ => return Err("`index_select`: axis must be an Int".into()),
@@ -684,16 +684,16 @@ fn table_rule(
                 index_add(ct, ax, &arg(args, 2)?, xs.get(ax).copied().unwrap_or(0)),
             )?
         }
-        "matmul" => matmul_rule(&x, &arg(args, 1)?, ct, gdt, need, c)?,
-        "linear" => {
+        Op::Matmul => matmul_rule(&x, &arg(args, 1)?, ct, gdt, need, c)?,
+        Op::Linear => {
             let (w, b) = (arg(args, 1)?, args.get(2).cloned().flatten());
             let ws = shape(&w);
             let ww = wide(&w, gdt)?;
             if need0 {
                 let g = if ws.len() == 1 {
-                    mul(&o("unsqueeze", &[ct.clone(), Value::Int(-1)])?, &ww)?
+                    mul(&o(Op::Unsqueeze, &[ct.clone(), Value::Int(-1)])?, &ww)?
                 } else {
-                    o("matmul", &[ct.clone(), ww.clone()])?
+                    o(Op::Matmul, &[ct.clone(), ww.clone()])?
                 };
                 c.push((slot(0), sum_to(&g, &xs)?));
             }
@@ -703,18 +703,40 @@ fn table_rule(
                 let outs = if ws.len() == 1 { 1 } else { ws[0] };
                 let ins = *ws.last().unwrap_or(&1);
                 let rows: usize = xs.iter().product::<usize>() / ins.max(1);
-                let x2 = o("reshape", &[wxv, ints(&[rows, ins])])?;
-                let c2 = o("reshape", &[ct.clone(), ints(&[rows, outs])])?;
-                let g = o("matmul", &[reverse(&c2)?, x2])?;
-                c.push((slot(1), o("reshape", &[g, ints(&ws)])?));
+                let x2 = o(Op::Reshape, &[wxv, ints(&[rows, ins])])?;
+                let c2 = o(Op::Reshape, &[ct.clone(), ints(&[rows, outs])])?;
+                let g = o(Op::Matmul, &[reverse(&c2)?, x2])?;
+                c.push((slot(1), o(Op::Reshape, &[g, ints(&ws)])?));
             }
             if let (Some(b), true) = (&b, need(slot(2))) {
                 c.push((slot(2), sum_to(ct, &shape(b))?));
             }
         }
-        "einsum" => einsum_rule(args, ct, gdt, need, c)?,
-        "conv2d" => conv2d_rule(&x, &arg(args, 1)?, args, ct, gdt, need, c)?,
-        other => return Err(format!("`{other}` has no gradient rule")),
+        Op::Einsum => einsum_rule(args, ct, gdt, need, c)?,
+        Op::Conv2d => conv2d_rule(&x, &arg(args, 1)?, args, ct, gdt, need, c)?,
+        // Recorded through what they are made of (`sort`/`topk` as a
+        // gather of the tracked values, `split` as slices), never as
+        // themselves.
+        Op::Sort | Op::Topk | Op::Split => {
+            return Err(format!(
+                "`{name}` is recorded through the operations it is made of"
+            ))
+        }
+        // The registry marks these non-differentiable: they are never
+        // recorded, so no node of theirs reaches the backward pass.
+        Op::Sign
+        | Op::Floor
+        | Op::Ceil
+        | Op::Round
+        | Op::IsNan
+        | Op::IsInf
+        | Op::IsFinite
+        | Op::Argmax
+        | Op::Argmin
+        | Op::All
+        | Op::Any
+        | Op::Argsort
+        | Op::Argtopk => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -728,7 +750,7 @@ fn with_kept_axes(ct: &Value, axes: &[usize], keepdim: bool) -> Res<Value> {
     for &a in axes {
         kept.insert(a, 1);
     }
-    o("reshape", &[ct.clone(), ints(&kept)])
+    o(Op::Reshape, &[ct.clone(), ints(&kept)])
 }
 
 /// prod: each element's gradient is the product of the others in its
@@ -746,8 +768,8 @@ fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<
     let n: usize = axes.iter().map(|&a| xs[a]).product();
     let m: usize = kept.iter().map(|&a| xs[a]).product();
     let rows = o(
-        "reshape",
-        &[o("permute", &[w.clone(), ints(&perm)])?, ints(&[m, n])],
+        Op::Reshape,
+        &[o(Op::Permute, &[w.clone(), ints(&perm)])?, ints(&[m, n])],
     )?;
     let onecol = twill_tensor::Tensor::full(
         vec![m, 1],
@@ -760,7 +782,7 @@ fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<
         rows.clone()
     } else {
         let left_in = o(
-            "concat",
+            Op::Concat,
             &[
                 Value::Arr(Rc::new(vec![
                     onecol.clone(),
@@ -775,10 +797,10 @@ fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<
                 int(1),
             ],
         )?;
-        let left = o("cumprod", &[left_in, int(1)])?;
-        let rflip = o("flip", &[rows.clone(), int(1)])?;
+        let left = o(Op::Cumprod, &[left_in, int(1)])?;
+        let rflip = o(Op::Flip, &[rows.clone(), int(1)])?;
         let right_in = o(
-            "concat",
+            Op::Concat,
             &[
                 Value::Arr(Rc::new(vec![
                     onecol,
@@ -793,7 +815,7 @@ fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<
                 int(1),
             ],
         )?;
-        let right = o("flip", &[o("cumprod", &[right_in, int(1)])?, int(1)])?;
+        let right = o(Op::Flip, &[o(Op::Cumprod, &[right_in, int(1)])?, int(1)])?;
         mul(&left, &right)?
     };
     // Back to x's layout.
@@ -803,7 +825,10 @@ fn prod_rule(w: &Value, axis: &Option<Value>, keepdim: bool, ct: &Value) -> Res<
     for (i, &a) in perm.iter().enumerate() {
         inv[a] = i;
     }
-    let others = o("permute", &[o("reshape", &[others, ints(&pshape)])?, ints(&inv)])?;
+    let others = o(
+        Op::Permute,
+        &[o(Op::Reshape, &[others, ints(&pshape)])?, ints(&inv)],
+    )?;
     mul(&expand(ct, &axes, keepdim, &xs)?, &others)
 }
 
@@ -828,8 +853,8 @@ fn cumprod_with_zeros(w: &Value, ax: &Value, ct: &Value) -> Res<Value> {
     for (i, &p) in perm.iter().enumerate() {
         inv[p] = i;
     }
-    let xt = o("permute", &[w.clone(), ints(&perm)])?;
-    let ctt = o("permute", &[ct.clone(), ints(&perm)])?;
+    let xt = o(Op::Permute, &[w.clone(), ints(&perm)])?;
+    let ctt = o(Op::Permute, &[ct.clone(), ints(&perm)])?;
     let mask = |keep: &dyn Fn(usize, usize) -> bool| -> Res<Value> {
         let v: Vec<bool> = (0..n * n).map(|q| keep(q / n, q % n)).collect();
         twill_tensor::Tensor::from_vec(v, vec![n, n])
@@ -839,15 +864,14 @@ fn cumprod_with_zeros(w: &Value, ax: &Value, ct: &Value) -> Res<Value> {
     // A[.., i, k] = x_k for k > i, else 1; C = cumprod over k.
     let a_mat = select(
         &mask(&|i, k| k > i)?,
-        &o("unsqueeze", &[xt.clone(), Value::Int(-2)])?,
+        &o(Op::Unsqueeze, &[xt.clone(), Value::Int(-2)])?,
         &f(1.0),
     )?;
-    let c_mat = o("cumprod", &[a_mat, Value::Int(-1)])?;
-    let terms = mul(&o("unsqueeze", &[ctt, Value::Int(-2)])?, &c_mat)?;
-    let sums = okw(
-        "sum",
-        &[masked(&mask(&|i, j| j >= i)?, &terms)?],
-        &[("axis", Value::Int(-1))],
+    let c_mat = o(Op::Cumprod, &[a_mat, Value::Int(-1)])?;
+    let terms = mul(&o(Op::Unsqueeze, &[ctt, Value::Int(-2)])?, &c_mat)?;
+    let sums = o(
+        Op::Sum,
+        &[masked(&mask(&|i, j| j >= i)?, &terms)?, Value::Int(-1)],
     )?;
     // x_0 ⋯ x_{i-1}: the cumprod of [1, x_0, …, x_{n-2}].
     let lead: Vec<usize> = xs
@@ -865,14 +889,14 @@ fn cumprod_with_zeros(w: &Value, ax: &Value, ct: &Value) -> Res<Value> {
     let mut items = vec![IndexItem::Slice(None, None, None); lead.len()];
     items.push(IndexItem::Slice(None, Some(n as i64 - 1), None));
     let shifted = o(
-        "concat",
+        Op::Concat,
         &[
             Value::Arr(Rc::new(vec![ones, index(&xt, &items)?])),
             Value::Int(-1),
         ],
     )?;
-    let before = o("cumprod", &[shifted, Value::Int(-1)])?;
-    o("permute", &[mul(&before, &sums)?, ints(&inv)])
+    let before = o(Op::Cumprod, &[shifted, Value::Int(-1)])?;
+    o(Op::Permute, &[mul(&before, &sums)?, ints(&inv)])
 }
 
 /// NumPy matmul: 1-D operands gain an axis, batches broadcast.
@@ -887,12 +911,12 @@ fn matmul_rule(
     let (sa, sb) = (shape(a), shape(b));
     let (wa, wb) = (wide(a, gdt)?, wide(b, gdt)?);
     let a2 = if sa.len() == 1 {
-        o("unsqueeze", &[wa, int(0)])?
+        o(Op::Unsqueeze, &[wa, int(0)])?
     } else {
         wa
     };
     let b2 = if sb.len() == 1 {
-        o("unsqueeze", &[wb, Value::Int(-1)])?
+        o(Op::Unsqueeze, &[wb, Value::Int(-1)])?
     } else {
         wb
     };
@@ -905,17 +929,17 @@ fn matmul_rule(
     if sb.len() == 1 {
         cs.push(1);
     }
-    let ct2 = o("reshape", &[ct.clone(), ints(&cs)])?;
-    let swap = |v: &Value| o("transpose", &[v.clone(), Value::Int(-1), Value::Int(-2)]);
+    let ct2 = o(Op::Reshape, &[ct.clone(), ints(&cs)])?;
+    let swap = |v: &Value| o(Op::Transpose, &[v.clone(), Value::Int(-1), Value::Int(-2)]);
     if need(slot(0)) {
-        let g = o("matmul", &[ct2.clone(), swap(&b2)?])?;
+        let g = o(Op::Matmul, &[ct2.clone(), swap(&b2)?])?;
         let g = sum_to(&g, &shape(&a2))?;
-        c.push((slot(0), o("reshape", &[g, ints(&sa)])?));
+        c.push((slot(0), o(Op::Reshape, &[g, ints(&sa)])?));
     }
     if need(slot(1)) {
-        let g = o("matmul", &[swap(&a2)?, ct2])?;
+        let g = o(Op::Matmul, &[swap(&a2)?, ct2])?;
         let g = sum_to(&g, &shape(&b2))?;
-        c.push((slot(1), o("reshape", &[g, ints(&sb)])?));
+        c.push((slot(1), o(Op::Reshape, &[g, ints(&sb)])?));
     }
     Ok(())
 }
@@ -928,7 +952,7 @@ fn index_adjoint(ct: &Value, items: &[IndexItem], xs: &[usize]) -> Res<Value> {
         let n = xs[k] as i64;
         let positions: Vec<f64> = match it {
             IndexItem::Single(i) => {
-                cur = o("unsqueeze", &[cur, int(k)])?;
+                cur = o(Op::Unsqueeze, &[cur, int(k)])?;
                 vec![(if *i < 0 { i + n } else { *i }) as f64]
             }
             IndexItem::Slice(a, b, s) => {
@@ -1053,7 +1077,7 @@ fn einsum_rule(
         let kept: Vec<char> = uniq.iter().copied().filter(|l| present.contains(*l)).collect();
         let mut pos = vec![Value::str(format!("{}->{}", spec_terms.join(","), text(&kept)))];
         pos.extend(ops);
-        let mut g = o("einsum", &pos)?;
+        let mut g = o(Op::Einsum, &pos)?;
         if kept.len() != uniq.len() {
             let gs = shape(&g);
             let mut with_ones = Vec::new();
@@ -1068,8 +1092,8 @@ fn einsum_rule(
             }
             let full: Vec<usize> = uniq.iter().map(|&l| size_of(l)).collect();
             g = o(
-                "broadcast_to",
-                &[o("reshape", &[g, ints(&with_ones)])?, ints(&full)],
+                Op::BroadcastTo,
+                &[o(Op::Reshape, &[g, ints(&with_ones)])?, ints(&full)],
             )?;
         }
         if uniq.len() != chars.len() {
@@ -1098,7 +1122,7 @@ fn einsum_rule(
             let spec_g = format!("{},{}->{}", text(&uniq), eye_terms.join(","), text(&full_term));
             let mut pos = vec![Value::str(spec_g), g];
             pos.extend(eyes);
-            g = o("einsum", &pos)?;
+            g = o(Op::Einsum, &pos)?;
         }
         c.push((s, g));
     }
@@ -1158,12 +1182,12 @@ fn conv2d_rule(
     let one_image = xs0.len() == 3;
     let (wx, ww) = (wide(x, gdt)?, wide(w, gdt)?);
     let wx = if one_image {
-        o("unsqueeze", &[wx, int(0)])?
+        o(Op::Unsqueeze, &[wx, int(0)])?
     } else {
         wx
     };
     let ct4 = if one_image {
-        o("unsqueeze", &[ct.clone(), int(0)])?
+        o(Op::Unsqueeze, &[ct.clone(), int(0)])?
     } else {
         ct.clone()
     };
@@ -1180,13 +1204,13 @@ fn conv2d_rule(
             let z = twill_tensor::Tensor::zeros(vec![n, ch, ph, wd], gdt)
                 .map(tensor_value)
                 .map_err(|e| e.0)?;
-            v = o("concat", &[Value::Arr(Rc::new(vec![z.clone(), v, z])), int(2)])?;
+            v = o(Op::Concat, &[Value::Arr(Rc::new(vec![z.clone(), v, z])), int(2)])?;
         }
         if pw > 0 {
             let z = twill_tensor::Tensor::zeros(vec![n, ch, hp, pw], gdt)
                 .map(tensor_value)
                 .map_err(|e| e.0)?;
-            v = o("concat", &[Value::Arr(Rc::new(vec![z.clone(), v, z])), int(3)])?;
+            v = o(Op::Concat, &[Value::Arr(Rc::new(vec![z.clone(), v, z])), int(3)])?;
         }
         Ok(v)
     };
@@ -1195,16 +1219,16 @@ fn conv2d_rule(
     if need(slot(1)) {
         let xp = pad(wx.clone())?;
         let p = o(
-            "index_select",
-            &[o("index_select", &[xp, int(2), ih.clone()])?, int(3), iw.clone()],
+            Op::IndexSelect,
+            &[o(Op::IndexSelect, &[xp, int(2), ih.clone()])?, int(3), iw.clone()],
         )?;
-        let p = o("reshape", &[p, ints(&[n, ch, oh, kh, ow, kw])])?;
-        let g = o("einsum", &[Value::str("noij,ncikjl->ockl"), ct4.clone(), p])?;
+        let p = o(Op::Reshape, &[p, ints(&[n, ch, oh, kh, ow, kw])])?;
+        let g = o(Op::Einsum, &[Value::str("noij,ncikjl->ockl"), ct4.clone(), p])?;
         c.push((slot(1), g));
     }
     if need(slot(0)) {
-        let dp = o("einsum", &[Value::str("noij,ockl->ncikjl"), ct4, ww])?;
-        let dp = o("reshape", &[dp, ints(&[n, ch, oh * kh, ow * kw])])?;
+        let dp = o(Op::Einsum, &[Value::str("noij,ockl->ncikjl"), ct4, ww])?;
+        let dp = o(Op::Reshape, &[dp, ints(&[n, ch, oh * kh, ow * kw])])?;
         let dxp = index_add(&index_add(&dp, 3, &iw, wp)?, 2, &ih, hp)?;
         let all = IndexItem::Slice(None, None, None);
         let dx = index(
@@ -1217,11 +1241,110 @@ fn conv2d_rule(
             ],
         )?;
         let dx = if one_image {
-            o("reshape", &[dx, ints(&xs0)])?
+            o(Op::Reshape, &[dx, ints(&xs0)])?
         } else {
             dx
         };
         c.push((slot(0), dx));
     }
     Ok(())
+}
+
+/// How the backward pass treats each registry operation; an exhaustive
+/// match, so a new `Op` does not compile until it is classified here (and
+/// given an arm in `table_rule`). The test below checks that it agrees
+/// with the registry's `grad` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RuleKind {
+    /// `table_rule` has its vjp.
+    Vjp,
+    /// Recorded as the operations it is built from (`sort`, `topk`, `split`).
+    Composite,
+    /// Not recorded: zero derivative, or an integer or bool result.
+    NotDifferentiable,
+}
+
+pub(crate) fn rule_kind(op: Op) -> RuleKind {
+    match op {
+        Op::Maximum
+        | Op::Minimum
+        | Op::Where
+        | Op::Neg
+        | Op::Abs
+        | Op::Relu
+        | Op::Square
+        | Op::Clip
+        | Op::Exp
+        | Op::Log
+        | Op::Log1p
+        | Op::Expm1
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Sin
+        | Op::Cos
+        | Op::Tan
+        | Op::Tanh
+        | Op::Sigmoid
+        | Op::Sum
+        | Op::Mean
+        | Op::Prod
+        | Op::Max
+        | Op::Min
+        | Op::Median
+        | Op::Var
+        | Op::Std
+        | Op::Logsumexp
+        | Op::Cumsum
+        | Op::Cumprod
+        | Op::Softmax
+        | Op::LogSoftmax
+        | Op::Reshape
+        | Op::Transpose
+        | Op::Permute
+        | Op::Flip
+        | Op::Roll
+        | Op::Squeeze
+        | Op::Unsqueeze
+        | Op::BroadcastTo
+        | Op::Concat
+        | Op::Stack
+        | Op::Gather
+        | Op::IndexSelect
+        | Op::Matmul
+        | Op::Linear
+        | Op::Einsum
+        | Op::Conv2d => RuleKind::Vjp,
+        Op::Sort | Op::Topk | Op::Split => RuleKind::Composite,
+        Op::Sign
+        | Op::Floor
+        | Op::Ceil
+        | Op::Round
+        | Op::IsNan
+        | Op::IsInf
+        | Op::IsFinite
+        | Op::Argmax
+        | Op::Argmin
+        | Op::All
+        | Op::Any
+        | Op::Argsort
+        | Op::Argtopk => RuleKind::NotDifferentiable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use twill_tensor::ops::Grad;
+
+    #[test]
+    fn every_op_has_a_vjp_or_is_marked_non_differentiable() {
+        for op in Op::ALL {
+            let marked = op.spec().grad == Grad::None;
+            assert_eq!(
+                rule_kind(*op) == RuleKind::NotDifferentiable,
+                marked,
+                "`{op}`: the registry's grad column and the vjp rules disagree"
+            );
+        }
+    }
 }

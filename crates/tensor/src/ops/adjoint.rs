@@ -232,7 +232,7 @@ fn add_runs<T: Store>(src: &Tensor, n: usize, shape: Vec<usize>, walk: Walk) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::{call, Arg, Out};
+    use crate::ops::{call_named, Arg, Out};
 
     fn t(v: Vec<f64>, shape: Vec<usize>) -> Tensor {
         Tensor::from_vec(v, shape).expect("valid")
@@ -259,7 +259,7 @@ mod tests {
     }
 
     fn run(op: &str, args: Vec<Arg>) -> Tensor {
-        match call(op, args, Vec::new()) {
+        match call_named(op, args) {
             Ok(Out::Tensor(t)) => t,
             other => panic!("{op}: {other:?}"),
         }

@@ -6,7 +6,7 @@
 use crate::dtype::DType;
 use crate::promote::{float_result, promote, promote_weak, sum_result, ScalarKind};
 
-use super::BinaryOp;
+use super::{BinaryOp, Op, Rule};
 
 /// What the checker knows about one argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,63 +56,50 @@ pub fn join(a: Input, b: Input) -> Option<DType> {
 }
 
 /// Which arguments of operation `op` (positional, `n` of them, the
-/// receiver first) have dtypes that promote into its result: not an index
-/// tensor, a condition, a shape or an einsum spec. The checker's widening
-/// warnings look only at these.
-pub fn promoted(op: &str, n: usize) -> std::ops::Range<usize> {
-    let r = match op {
-        "maximum" | "minimum" | "matmul" | "conv2d" => 0..2,
-        "linear" => 0..3,
-        "where" => 1..3,
-        "einsum" => 1..n,
-        _ => 0..1,
-    };
-    r.start.min(n)..r.end.min(n)
+/// receiver first) have dtypes that promote into its result, from the
+/// registry's `promotes` column. The checker's widening warnings look only
+/// at these.
+pub fn promoted(op: Op, n: usize) -> std::ops::Range<usize> {
+    let p = op.spec().promotes;
+    let end = p.end.unwrap_or(n);
+    p.start.min(n)..end.min(n)
 }
 
-/// The result dtype of operation `op` of the table given its arguments in
-/// positional order (the receiver first), or `None` when unknown.
-pub fn result(op: &str, args: &[Input]) -> Option<DType> {
+/// The result dtype of `op` given its arguments in positional order (the
+/// receiver first), or `None` when unknown: the registry's `rule` column
+/// applied.
+pub fn result(op: Op, args: &[Input]) -> Option<DType> {
     let first = match args.first() {
         Some(Input::Tensor(d)) => *d,
         _ => None,
     };
-    match op {
-        "neg" | "abs" | "sign" | "relu" | "square" | "floor" | "ceil" | "round" | "clip" | "max" | "min"
-        | "sort" | "topk" | "reshape" | "transpose" | "permute" | "flip" | "roll" | "squeeze"
-        | "unsqueeze" | "broadcast_to" | "gather" | "index_select" => first,
-        "exp" | "log" | "log1p" | "expm1" | "sqrt" | "rsqrt" | "sin" | "cos" | "tan" | "tanh" | "sigmoid"
-        | "mean" | "median" | "var" | "std" | "logsumexp" | "softmax" | "log_softmax" => {
-            first.map(float_result)
-        }
-        "isnan" | "isinf" | "isfinite" | "all" | "any" => Some(DType::Bool),
-        "sum" | "prod" | "cumsum" | "cumprod" => first.map(sum_result),
-        "argmax" | "argmin" | "argsort" | "argtopk" => Some(DType::I32),
-        "maximum" | "minimum" => join(*args.first()?, *args.get(1)?),
-        "where" => join(*args.get(1)?, *args.get(2)?),
-        "matmul" | "linear" | "conv2d" => {
-            let mut d = first?;
-            for a in args.iter().skip(1).take(if op == "linear" { 2 } else { 1 }) {
-                match a {
-                    Input::Tensor(Some(x)) => d = promote(d, *x),
-                    _ => return None,
-                }
+    let promote_all = |inputs: &[Input]| -> Option<DType> {
+        let mut d: Option<DType> = None;
+        for a in inputs {
+            match a {
+                Input::Tensor(Some(x)) => d = Some(d.map_or(*x, |y| promote(y, *x))),
+                _ => return None,
             }
-            Some(if d.is_float() { d } else { DType::I32 })
         }
-        "einsum" => {
-            let mut d: Option<DType> = None;
-            for a in args.iter().skip(1) {
-                match a {
-                    Input::Tensor(Some(x)) => d = Some(d.map_or(*x, |y| promote(y, *x))),
-                    _ => return None,
-                }
-            }
-            d.map(|d| if d.is_float() { d } else { DType::I32 })
+        d.map(|d| if d.is_float() { d } else { DType::I32 })
+    };
+    match op.spec().rule {
+        Rule::Same => first,
+        Rule::Float => first.map(float_result),
+        Rule::Bool => Some(DType::Bool),
+        Rule::Sum => first.map(sum_result),
+        Rule::Index => Some(DType::I32),
+        Rule::Join01 => join(*args.first()?, *args.get(1)?),
+        Rule::Join12 => join(*args.get(1)?, *args.get(2)?),
+        Rule::Contract(n) => {
+            first?;
+            let given = &args[..n.min(args.len())];
+            // Optional operands (`linear`'s bias) that are absent do not count.
+            promote_all(given)
         }
-        // concat, stack and split take or give lists: the checker handles
-        // their element types itself.
-        _ => None,
+        Rule::Einsum => promote_all(args.get(1..).unwrap_or(&[])),
+        // The checker handles list element types itself.
+        Rule::Lists => None,
     }
 }
 
@@ -139,31 +126,34 @@ mod tests {
             binary(BinaryOp::Lt, t(DType::F32), t(DType::F64)),
             Some(DType::Bool)
         );
-        assert_eq!(result("mean", &[t(DType::I32)]), Some(DType::F32));
-        assert_eq!(result("sum", &[t(DType::I8)]), Some(DType::I32));
-        assert_eq!(result("argmax", &[t(DType::Bf16)]), Some(DType::I32));
+        assert_eq!(result(Op::Mean, &[t(DType::I32)]), Some(DType::F32));
+        assert_eq!(result(Op::Sum, &[t(DType::I8)]), Some(DType::I32));
+        assert_eq!(result(Op::Argmax, &[t(DType::Bf16)]), Some(DType::I32));
         assert_eq!(
-            result("matmul", &[t(DType::Bf16), t(DType::Bf16)]),
+            result(Op::Matmul, &[t(DType::Bf16), t(DType::Bf16)]),
             Some(DType::Bf16)
         );
-        assert_eq!(result("matmul", &[t(DType::I8), t(DType::I8)]), Some(DType::I32));
+        assert_eq!(
+            result(Op::Matmul, &[t(DType::I8), t(DType::I8)]),
+            Some(DType::I32)
+        );
         assert_eq!(
             result(
-                "where",
+                Op::Where,
                 &[t(DType::Bool), t(DType::F16), Input::Scalar(ScalarKind::Float)]
             ),
             Some(DType::F16)
         );
-        assert_eq!(result("exp", &[Input::Tensor(None)]), None);
+        assert_eq!(result(Op::Exp, &[Input::Tensor(None)]), None);
     }
 
     #[test]
     fn index_and_condition_operands_do_not_promote() {
-        assert_eq!(promoted("gather", 3), 0..1);
-        assert_eq!(promoted("index_select", 3), 0..1);
-        assert_eq!(promoted("where", 3), 1..3);
-        assert_eq!(promoted("linear", 2), 0..2);
-        assert_eq!(promoted("einsum", 3), 1..3);
-        assert_eq!(promoted("sum", 0), 0..0);
+        assert_eq!(promoted(Op::Gather, 3), 0..1);
+        assert_eq!(promoted(Op::IndexSelect, 3), 0..1);
+        assert_eq!(promoted(Op::Where, 3), 1..3);
+        assert_eq!(promoted(Op::Linear, 2), 0..2);
+        assert_eq!(promoted(Op::Einsum, 3), 1..3);
+        assert_eq!(promoted(Op::Sum, 0), 0..0);
     }
 }

@@ -29,7 +29,7 @@ use std::mem::MaybeUninit;
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-use super::{opt, req, Arg, Args, BinaryOp, OpSpec, Operand, Out};
+use super::{Arg, Args, BinaryOp, Operand, Out};
 use crate::cast::{bf16_to_f32, f32_to_bf16};
 use crate::convert::{self, Scalar};
 use crate::dtype::DType;
@@ -45,23 +45,16 @@ fn err<T>(msg: String) -> Result<T, TensorError> {
 // ---------------------------------------------------------------------------
 // The operation table.
 
-/// Defines one kernel function per unary operation and the table `OPS`
-/// that names them, so a name and its kernel are written once.
+/// Defines one kernel function per unary operation (the registry in
+/// `ops/mod.rs` names them).
 macro_rules! elementwise_table {
     ($($name:literal => $kernel:ident = $u:expr),* $(,)?) => {
         $(
-            fn $kernel(args: &Args) -> Result<Out, TensorError> {
+            pub(super) fn $kernel(args: &Args) -> Result<Out, TensorError> {
                 unary($u, args.tensor("x")?).map(Out::Tensor)
             }
         )*
 
-        pub const OPS: &[OpSpec] = &[
-            OpSpec { name: "maximum", params: &[req("a"), req("b")], run: run_maximum, variadic: false },
-            OpSpec { name: "minimum", params: &[req("a"), req("b")], run: run_minimum, variadic: false },
-            OpSpec { name: "where", params: &[req("cond"), req("a"), req("b")], run: run_where, variadic: false },
-            OpSpec { name: "clip", params: &[req("x"), opt("lo"), opt("hi")], run: run_clip, variadic: false },
-            $(OpSpec { name: $name, params: &[req("x")], run: $kernel, variadic: false },)*
-        ];
     };
 }
 
@@ -107,11 +100,11 @@ fn operand<'a>(args: &'a Args, name: &str) -> Result<Operand<'a>, TensorError> {
     }
 }
 
-fn run_maximum(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn run_maximum(args: &Args) -> Result<Out, TensorError> {
     binary(BinaryOp::Maximum, operand(args, "a")?, operand(args, "b")?).map(Out::Tensor)
 }
 
-fn run_minimum(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn run_minimum(args: &Args) -> Result<Out, TensorError> {
     binary(BinaryOp::Minimum, operand(args, "a")?, operand(args, "b")?).map(Out::Tensor)
 }
 
@@ -940,7 +933,7 @@ fn float_binary<T: Flt>(
 /// together. `a` and `b` are promoted together (a host scalar is weak);
 /// two host scalars give f64 (bool for two Bools), as a list literal of
 /// them would.
-fn run_where(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn run_where(args: &Args) -> Result<Out, TensorError> {
     let cond = args.tensor("cond")?;
     if cond.dtype() != DType::Bool {
         return err(format!("`where` needs a bool condition, not {}", cond.dtype()));
@@ -1054,7 +1047,7 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
 /// define it (so `lo > hi` gives `hi`, and a NaN bound propagates). The
 /// result keeps x's dtype, so a bound must promote into it: a weak Int
 /// bound must fit an integer x, and an F64 bound needs a float x.
-fn run_clip(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn run_clip(args: &Args) -> Result<Out, TensorError> {
     let x = args.tensor("x")?;
     let mut out = x.clone();
     for (name, op) in [("lo", BinaryOp::Maximum), ("hi", BinaryOp::Minimum)] {
@@ -1083,8 +1076,10 @@ fn run_clip(args: &Args) -> Result<Out, TensorError> {
 // ---------------------------------------------------------------------------
 // Unary operations.
 
+/// The unary elementwise functions; each also applies to a host number
+/// (spec §3), which is how the evaluator's host math knows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unary {
+pub enum Unary {
     Neg,
     Abs,
     Sign,
@@ -1799,7 +1794,7 @@ mod tests {
                 Arg::Tensor(a.clone()),
                 Arg::Float(-1.0),
             ];
-            let Ok(Out::Tensor(w)) = super::super::call("where", args, Vec::new()) else {
+            let Ok(Out::Tensor(w)) = super::super::call_named("where", args) else {
                 panic!("where failed")
             };
             let c = cond

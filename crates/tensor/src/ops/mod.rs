@@ -17,6 +17,8 @@ pub mod order;
 pub mod reduce;
 pub mod shape;
 
+pub use elementwise::Unary;
+
 use crate::dtype::DType;
 use crate::tensor::{Tensor, TensorError};
 
@@ -76,24 +78,18 @@ pub const fn opt(name: &'static str) -> Param {
 
 pub type Kernel = fn(&Args) -> Result<Out, TensorError>;
 
-pub struct OpSpec {
-    pub name: &'static str,
-    /// Parameters in positional order; the first is the receiver of the
-    /// method form (`x.sum(axis=1)` is `sum(x, axis=1)`).
-    pub params: &'static [Param],
-    pub run: Kernel,
-    /// Whether a last parameter collects any number of extra positional
-    /// arguments (`einsum(spec, a, b, …)`).
-    pub variadic: bool,
-}
-
 /// Arguments bound to an operation's parameters.
 pub struct Args {
+    /// The operation's name, for messages.
     pub op: &'static str,
     params: &'static [Param],
     values: Vec<Option<Arg>>,
     /// Extra positional arguments of a variadic operation.
     pub rest: Vec<Arg>,
+    /// The parameter an error is about, set by the accessors when they
+    /// reject an argument and by kernels through [`Args::blame`], so that
+    /// the diagnostic can point at that argument rather than the call.
+    blamed: std::cell::Cell<Option<usize>>,
 }
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
@@ -108,12 +104,52 @@ impl Args {
             .unwrap_or(usize::MAX)
     }
 
+    /// Marks `e` as being about parameter `name`.
+    pub fn blame(&self, name: &str, e: TensorError) -> TensorError {
+        let i = self.index(name);
+        if i < self.params.len() {
+            self.blamed.set(Some(i));
+        }
+        e
+    }
+
+    /// `r`, with an error marked as being about parameter `name`.
+    pub fn about<T>(&self, name: &str, r: Result<T, TensorError>) -> Result<T, TensorError> {
+        r.map_err(|e| self.blame(name, e))
+    }
+
+    // The accessors: each rejects a wrong argument with an error about it.
+
+    pub fn tensor(&self, name: &str) -> Result<&Tensor, TensorError> {
+        self.about(name, self.tensor_unblamed(name))
+    }
+
+    pub fn int(&self, name: &str) -> Result<Option<i64>, TensorError> {
+        self.about(name, self.int_unblamed(name))
+    }
+
+    pub fn bool(&self, name: &str, default: bool) -> Result<bool, TensorError> {
+        self.about(name, self.bool_unblamed(name, default))
+    }
+
+    pub fn float(&self, name: &str) -> Result<Option<f64>, TensorError> {
+        self.about(name, self.float_unblamed(name))
+    }
+
+    pub fn ints(&self, name: &str) -> Result<Option<Vec<i64>>, TensorError> {
+        self.about(name, self.ints_unblamed(name))
+    }
+
+    pub fn tensors(&self, name: &str) -> Result<&[Tensor], TensorError> {
+        self.about(name, self.tensors_unblamed(name))
+    }
+
     /// The argument named `name`, if given.
     pub fn get(&self, name: &str) -> Option<&Arg> {
         self.values.get(self.index(name)).and_then(|v| v.as_ref())
     }
 
-    pub fn tensor(&self, name: &str) -> Result<&Tensor, TensorError> {
+    fn tensor_unblamed(&self, name: &str) -> Result<&Tensor, TensorError> {
         match self.get(name) {
             Some(Arg::Tensor(t)) => Ok(t),
             Some(other) => err(format!(
@@ -125,7 +161,7 @@ impl Args {
         }
     }
 
-    pub fn int(&self, name: &str) -> Result<Option<i64>, TensorError> {
+    fn int_unblamed(&self, name: &str) -> Result<Option<i64>, TensorError> {
         match self.get(name) {
             None => Ok(None),
             Some(Arg::Int(i)) => Ok(Some(*i)),
@@ -145,7 +181,7 @@ impl Args {
         }
     }
 
-    pub fn bool(&self, name: &str, default: bool) -> Result<bool, TensorError> {
+    fn bool_unblamed(&self, name: &str, default: bool) -> Result<bool, TensorError> {
         match self.get(name) {
             None => Ok(default),
             Some(Arg::Bool(b)) => Ok(*b),
@@ -157,7 +193,7 @@ impl Args {
         }
     }
 
-    pub fn float(&self, name: &str) -> Result<Option<f64>, TensorError> {
+    fn float_unblamed(&self, name: &str) -> Result<Option<f64>, TensorError> {
         match self.get(name) {
             None => Ok(None),
             Some(Arg::Int(i)) => Ok(Some(*i as f64)),
@@ -172,7 +208,7 @@ impl Args {
 
     /// A list of integers: an `Arr[Int]`, a single Int, or an integral
     /// rank-0/1 tensor (spec §4: shapes, axes, permutations, split sizes).
-    pub fn ints(&self, name: &str) -> Result<Option<Vec<i64>>, TensorError> {
+    fn ints_unblamed(&self, name: &str) -> Result<Option<Vec<i64>>, TensorError> {
         match self.get(name) {
             None => Ok(None),
             Some(Arg::Int(i)) => Ok(Some(vec![*i])),
@@ -196,7 +232,7 @@ impl Args {
         }
     }
 
-    pub fn tensors(&self, name: &str) -> Result<&[Tensor], TensorError> {
+    fn tensors_unblamed(&self, name: &str) -> Result<&[Tensor], TensorError> {
         match self.get(name) {
             Some(Arg::Tensors(v)) => Ok(v),
             // An empty `Arr` arrives as an empty integer list.
@@ -211,129 +247,375 @@ impl Args {
     }
 }
 
-/// The names of every operation of spec §4.1 that takes or makes a tensor
-/// through this table (the constructors and `.to` live elsewhere). The
-/// checker accepts these names; `all()` must eventually implement each.
-pub const SPEC_NAMES: &[&str] = &[
-    "maximum",
-    "minimum",
-    "where",
-    "neg",
-    "abs",
-    "sign",
-    "relu",
-    "square",
-    "clip",
-    "exp",
-    "log",
-    "log1p",
-    "expm1",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sigmoid",
-    "floor",
-    "ceil",
-    "round",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "sum",
-    "mean",
-    "prod",
-    "max",
-    "min",
-    "median",
-    "var",
-    "std",
-    "argmax",
-    "argmin",
-    "all",
-    "any",
-    "logsumexp",
-    "cumsum",
-    "cumprod",
-    "softmax",
-    "log_softmax",
-    "sort",
-    "argsort",
-    "topk",
-    "argtopk",
-    "reshape",
-    "transpose",
-    "permute",
-    "flip",
-    "roll",
-    "squeeze",
-    "unsqueeze",
-    "broadcast_to",
-    "concat",
-    "stack",
-    "split",
-    "gather",
-    "index_select",
-    "matmul",
-    "linear",
-    "einsum",
-    "conv2d",
-];
-
-/// Every operation, in the order of spec §4.1's table.
-pub fn all() -> impl Iterator<Item = &'static OpSpec> {
-    elementwise::OPS
-        .iter()
-        .chain(reduce::OPS)
-        .chain(order::OPS)
-        .chain(shape::OPS)
-        .chain(contract::OPS)
+/// How an operation's result dtype follows from its arguments' dtypes
+/// (spec §5), stated once per operation and applied by [`dtypes::result`]
+/// for the checker and asserted against every kernel's output by the
+/// oracle harness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// The first argument's dtype.
+    Same,
+    /// `float_result` of the first argument's dtype.
+    Float,
+    /// Always bool.
+    Bool,
+    /// `sum_result` of the first argument's dtype (i8 and bool sum in i32).
+    Sum,
+    /// Always i32 (indices).
+    Index,
+    /// Arguments 0 and 1 promoted together, weak scalars included.
+    Join01,
+    /// Arguments 1 and 2 promoted together (`where`'s branches).
+    Join12,
+    /// The first `n` tensor arguments promoted; an integer result is i32.
+    Contract(usize),
+    /// Every tensor argument after the spec string promoted; integer → i32.
+    Einsum,
+    /// A list of tensors in or out: the checker works out the element
+    /// dtypes itself (`concat`, `stack`, `split`).
+    Lists,
 }
 
-pub fn lookup(name: &str) -> Option<&'static OpSpec> {
-    all().find(|o| o.name == name)
+/// Which arguments' dtypes promote into the result: the checker's widening
+/// warnings look only at these (not at an index tensor, a condition, a
+/// shape or an einsum spec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Promotes {
+    pub start: usize,
+    /// `None`: every argument from `start` on.
+    pub end: Option<usize>,
 }
 
-/// Runs operation `name` on positional and keyword arguments, checking them
-/// against its parameters.
-pub fn call(name: &str, pos: Vec<Arg>, kw: Vec<(String, Arg)>) -> Result<Out, TensorError> {
-    let Some(spec) = lookup(name) else {
-        if SPEC_NAMES.contains(&name) {
-            return err(format!("`{name}` on tensors is not supported yet"));
+const fn promotes(start: usize, end: usize) -> Promotes {
+    Promotes {
+        start,
+        end: Some(end),
+    }
+}
+
+/// Whether and how an operation is differentiated (spec §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grad {
+    /// It has a vjp rule.
+    Rule,
+    /// Its derivative is zero wherever it exists, or its result is an
+    /// integer or bool: it is computed on the primals and not recorded.
+    None,
+}
+
+/// How an operation applies to host numbers (spec §3: `sqrt(2.0)`,
+/// `maximum(1, 2.5)`), besides tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Host {
+    /// Tensors only.
+    No,
+    /// A unary function of one number.
+    Unary(Unary),
+    /// `maximum`/`minimum`/`clip` of numbers.
+    Binary(BinaryOp),
+    Clip,
+}
+
+/// One entry of the registry.
+pub struct OpSpec {
+    pub op: Op,
+    pub name: &'static str,
+    /// Parameters in positional order; the first is the receiver of the
+    /// method form (`x.sum(axis=1)` is `sum(x, axis=1)`).
+    pub params: &'static [Param],
+    /// Whether a last parameter collects any number of extra positional
+    /// arguments (`einsum(spec, a, b, …)`).
+    pub variadic: bool,
+    pub rule: Rule,
+    pub promotes: Promotes,
+    pub grad: Grad,
+    pub host: Host,
+    /// The one-line help text (REPL `:help`, editor hover).
+    pub help: &'static str,
+    pub run: Kernel,
+}
+
+impl OpSpec {
+    /// The position of parameter `name`.
+    pub fn param_index(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|p| p.name == name)
+    }
+}
+
+const X: &[Param] = &[req("x")];
+const AB: &[Param] = &[req("a"), req("b")];
+const REDUCE: &[Param] = &[req("x"), opt("axis"), opt("keepdim")];
+const SPREAD: &[Param] = &[req("x"), opt("axis"), opt("keepdim"), opt("ddof")];
+const SCAN: &[Param] = &[req("x"), req("axis")];
+const NORMALISE: &[Param] = &[req("x"), opt("axis")];
+const SORT: &[Param] = &[req("x"), opt("axis"), opt("descending")];
+const TOPK: &[Param] = &[req("x"), req("k"), opt("axis")];
+const X_AXIS: &[Param] = &[req("x"), opt("axis")];
+const LIST_AXIS: &[Param] = &[req("arr"), opt("axis")];
+const SELECT: &[Param] = &[req("x"), req("axis"), req("idx")];
+
+const P0: Promotes = promotes(0, 1);
+const NONE: Promotes = promotes(0, 0);
+
+/// Generates [`Op`] and the table of [`OpSpec`]s from one list, so that an
+/// operation's name, parameters, dtype rule, gradient kind, help text and
+/// kernel are written in exactly one place. A new operation is one line
+/// here, a kernel, and an arm in autodiff's exhaustive match over `Op`.
+macro_rules! registry {
+    ($($variant:ident = $name:literal, $params:expr, $variadic:literal, $rule:expr, $promotes:expr, $grad:ident,
+       $host:expr, $help:literal, $run:path;)*) => {
+        /// A tensor operation of spec §4.1. The checker resolves every call
+        /// and method name to one of these; nothing after it names an
+        /// operation by string.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Op {
+            $($variant,)*
         }
-        return err(format!("unknown tensor operation `{name}`"));
+
+        static SPECS: &[OpSpec] = &[
+            $(OpSpec {
+                op: Op::$variant,
+                name: $name,
+                params: $params,
+                variadic: $variadic,
+                rule: $rule,
+                promotes: $promotes,
+                grad: Grad::$grad,
+                host: $host,
+                help: $help,
+                run: $run,
+            },)*
+        ];
+
+        impl Op {
+            /// Every operation, in the order of spec §4.1's table.
+            pub const ALL: &'static [Op] = &[$(Op::$variant,)*];
+        }
     };
+}
+
+registry! {
+    Maximum = "maximum", AB, false, Rule::Join01, promotes(0, 2), Rule, Host::Binary(BinaryOp::Maximum),
+        "the larger of two values, elementwise with broadcasting; NaN if either is NaN", elementwise::run_maximum;
+    Minimum = "minimum", AB, false, Rule::Join01, promotes(0, 2), Rule, Host::Binary(BinaryOp::Minimum),
+        "the smaller of two values, elementwise with broadcasting; NaN if either is NaN", elementwise::run_minimum;
+    Where = "where", &[req("cond"), req("a"), req("b")], false, Rule::Join12, promotes(1, 3), Rule, Host::No,
+        "`a` where `cond` is true, else `b`, elementwise with broadcasting", elementwise::run_where;
+    Neg = "neg", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Neg), "negation, elementwise", elementwise::run_neg;
+    Abs = "abs", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Abs), "absolute value, elementwise", elementwise::run_abs;
+    Sign = "sign", X, false, Rule::Same, P0, None, Host::Unary(Unary::Sign), "-1, 0 or 1 by the sign, elementwise (NaN stays NaN)", elementwise::run_sign;
+    Relu = "relu", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Relu), "max(x, 0), elementwise", elementwise::run_relu;
+    Square = "square", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Square), "x * x, elementwise", elementwise::run_square;
+    Clip = "clip", &[req("x"), opt("lo"), opt("hi")], false, Rule::Same, P0, Rule, Host::Clip,
+        "x limited to [lo, hi], elementwise; either bound may be left out", elementwise::run_clip;
+    Exp = "exp", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Exp), "e to the x, elementwise", elementwise::run_exp;
+    Log = "log", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Log), "natural logarithm, elementwise", elementwise::run_log;
+    Log1p = "log1p", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Log1p), "log(1 + x), accurate near 0, elementwise", elementwise::run_log1p;
+    Expm1 = "expm1", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Expm1), "exp(x) - 1, accurate near 0, elementwise", elementwise::run_expm1;
+    Sqrt = "sqrt", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Sqrt), "square root, elementwise", elementwise::run_sqrt;
+    Rsqrt = "rsqrt", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Rsqrt), "1 / sqrt(x), elementwise", elementwise::run_rsqrt;
+    Sin = "sin", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Sin), "sine, elementwise", elementwise::run_sin;
+    Cos = "cos", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Cos), "cosine, elementwise", elementwise::run_cos;
+    Tan = "tan", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Tan), "tangent, elementwise", elementwise::run_tan;
+    Tanh = "tanh", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Tanh), "hyperbolic tangent, elementwise", elementwise::run_tanh;
+    Sigmoid = "sigmoid", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Sigmoid), "1 / (1 + exp(-x)), elementwise", elementwise::run_sigmoid;
+    Floor = "floor", X, false, Rule::Same, P0, None, Host::Unary(Unary::Floor), "the largest integer not above x, elementwise", elementwise::run_floor;
+    Ceil = "ceil", X, false, Rule::Same, P0, None, Host::Unary(Unary::Ceil), "the smallest integer not below x, elementwise", elementwise::run_ceil;
+    Round = "round", X, false, Rule::Same, P0, None, Host::Unary(Unary::Round), "x rounded to the nearest integer, ties to even, elementwise", elementwise::run_round;
+    IsNan = "isnan", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsNan), "whether each element is NaN", elementwise::run_isnan;
+    IsInf = "isinf", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsInf), "whether each element is +inf or -inf", elementwise::run_isinf;
+    IsFinite = "isfinite", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsFinite), "whether each element is neither infinite nor NaN", elementwise::run_isfinite;
+    Sum = "sum", REDUCE, false, Rule::Sum, P0, Rule, Host::No,
+        "the sum over all elements or along `axis`; narrow floats accumulate in f32", reduce::sum;
+    Mean = "mean", REDUCE, false, Rule::Float, P0, Rule, Host::No, "the arithmetic mean over all elements or along `axis`", reduce::mean;
+    Prod = "prod", REDUCE, false, Rule::Sum, P0, Rule, Host::No, "the product over all elements or along `axis`", reduce::prod;
+    Max = "max", REDUCE, false, Rule::Same, P0, Rule, Host::No, "the largest element, overall or along `axis`; NaN if any is NaN", reduce::max;
+    Min = "min", REDUCE, false, Rule::Same, P0, Rule, Host::No, "the smallest element, overall or along `axis`; NaN if any is NaN", reduce::min;
+    Median = "median", REDUCE, false, Rule::Float, P0, Rule, Host::No, "the median, overall or along `axis`", reduce::median;
+    Var = "var", SPREAD, false, Rule::Float, P0, Rule, Host::No, "the variance (divisor n - ddof), overall or along `axis`", reduce::var;
+    Std = "std", SPREAD, false, Rule::Float, P0, Rule, Host::No, "the standard deviation (divisor n - ddof), overall or along `axis`", reduce::std;
+    Argmax = "argmax", REDUCE, false, Rule::Index, NONE, None, Host::No, "the index of the largest element (the first on ties; NaN counts as largest)", reduce::argmax;
+    Argmin = "argmin", REDUCE, false, Rule::Index, NONE, None, Host::No, "the index of the smallest element (the first on ties; NaN counts as smallest)", reduce::argmin;
+    All = "all", REDUCE, false, Rule::Bool, NONE, None, Host::No, "whether every element is nonzero, overall or along `axis`", reduce::all;
+    Any = "any", REDUCE, false, Rule::Bool, NONE, None, Host::No, "whether some element is nonzero, overall or along `axis`", reduce::any;
+    Logsumexp = "logsumexp", REDUCE, false, Rule::Float, P0, Rule, Host::No, "log(sum(exp(x))) computed without overflow", reduce::logsumexp;
+    Cumsum = "cumsum", SCAN, false, Rule::Sum, P0, Rule, Host::No, "running sums along `axis`", reduce::cumsum;
+    Cumprod = "cumprod", SCAN, false, Rule::Sum, P0, Rule, Host::No, "running products along `axis`", reduce::cumprod;
+    Softmax = "softmax", NORMALISE, false, Rule::Float, P0, Rule, Host::No, "exp(x) normalised to sum to 1 along `axis` (the last by default)", reduce::softmax;
+    LogSoftmax = "log_softmax", NORMALISE, false, Rule::Float, P0, Rule, Host::No, "log(softmax(x)) computed stably along `axis`", reduce::log_softmax;
+    Sort = "sort", SORT, false, Rule::Same, P0, Rule, Host::No, "the elements sorted along `axis` (stable; NaN last)", order::sort;
+    Argsort = "argsort", SORT, false, Rule::Index, NONE, None, Host::No, "the indices that sort along `axis` (stable)", order::argsort;
+    Topk = "topk", TOPK, false, Rule::Same, P0, Rule, Host::No, "the `k` largest elements along `axis`, largest first", order::topk;
+    Argtopk = "argtopk", TOPK, false, Rule::Index, NONE, None, Host::No, "the indices of the `k` largest elements along `axis`", order::argtopk;
+    Reshape = "reshape", &[req("x"), req("shape")], false, Rule::Same, P0, Rule, Host::No,
+        "the same elements in a new shape (one size may be -1)", shape::reshape;
+    Transpose = "transpose", &[req("x"), req("a"), req("b")], false, Rule::Same, P0, Rule, Host::No, "axes `a` and `b` swapped", shape::transpose;
+    Permute = "permute", &[req("x"), req("axes")], false, Rule::Same, P0, Rule, Host::No, "the axes reordered as `axes`", shape::permute;
+    Flip = "flip", X_AXIS, false, Rule::Same, P0, Rule, Host::No, "the elements reversed along `axis` (every axis by default)", shape::flip;
+    Roll = "roll", &[req("x"), req("shift"), opt("axis")], false, Rule::Same, P0, Rule, Host::No,
+        "the elements shifted cyclically by `shift` along `axis`", shape::roll;
+    Squeeze = "squeeze", X_AXIS, false, Rule::Same, P0, Rule, Host::No, "size-1 axes removed (or only `axis`)", shape::squeeze;
+    Unsqueeze = "unsqueeze", &[req("x"), req("axis")], false, Rule::Same, P0, Rule, Host::No, "a size-1 axis inserted at `axis`", shape::unsqueeze;
+    BroadcastTo = "broadcast_to", &[req("x"), req("shape")], false, Rule::Same, P0, Rule, Host::No,
+        "x broadcast to `shape` (a view, no copy)", shape::broadcast_to;
+    Concat = "concat", LIST_AXIS, false, Rule::Lists, NONE, Rule, Host::No, "the tensors of `arr` joined along an existing `axis`", shape::concat;
+    Stack = "stack", LIST_AXIS, false, Rule::Lists, NONE, Rule, Host::No, "the tensors of `arr` joined along a new `axis`", shape::stack;
+    Split = "split", &[req("x"), req("sizes"), opt("axis")], false, Rule::Lists, NONE, Rule, Host::No,
+        "x cut along `axis` into pieces of the given sizes (or that many equal pieces)", shape::split;
+    Gather = "gather", SELECT, false, Rule::Same, P0, Rule, Host::No, "elements picked along `axis` by the index tensor `idx`", shape::gather;
+    IndexSelect = "index_select", SELECT, false, Rule::Same, P0, Rule, Host::No,
+        "slices picked along `axis` by the rank-1 index tensor `idx`", shape::index_select;
+    Matmul = "matmul", AB, false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
+        "matrix product with NumPy's batching rules (also `a @ b`)", contract::matmul_op;
+    Linear = "linear", &[req("x"), req("w"), opt("b")], false, Rule::Contract(3), promotes(0, 3), Rule, Host::No,
+        "x @ w.T + b, as PyTorch's linear layer", contract::linear_op;
+    Einsum = "einsum", &[req("spec"), req("a")], true, Rule::Einsum, Promotes { start: 1, end: None }, Rule, Host::No,
+        "Einstein summation over the operands as `spec` says (\"ij,jk->ik\")", contract::einsum_op;
+    Conv2d = "conv2d", &[req("x"), req("w"), opt("stride"), opt("padding")], false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
+        "2-D cross-correlation of (N,)C,H,W input with O,C,KH,KW weights", contract::conv2d_op;
+}
+
+impl Op {
+    pub fn spec(self) -> &'static OpSpec {
+        // The table is generated in the enum's order, so the discriminant
+        // is the index (tested by `the_table_is_in_enum_order`).
+        &SPECS[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    pub fn help(self) -> &'static str {
+        self.spec().help
+    }
+
+    pub fn is_differentiable(self) -> bool {
+        self.spec().grad == Grad::Rule
+    }
+
+    /// The operation a source name denotes: only the checker resolves names.
+    pub fn from_name(name: &str) -> Option<Op> {
+        SPECS.iter().find(|s| s.name == name).map(|s| s.op)
+    }
+}
+
+/// Runs the operation named `name` on positional arguments (unit tests).
+#[cfg(test)]
+pub(crate) fn call_named(name: &str, pos: Vec<Arg>) -> Result<Out, TensorError> {
+    let op = Op::from_name(name).ok_or_else(|| TensorError(format!("no operation `{name}`")))?;
+    call(op, bind(op, pos, Vec::new())?).map_err(|e| TensorError(e.message))
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Binds positional and keyword arguments to `op`'s parameter slots, as
+/// the checker does statically (used by callers that hold names, such as
+/// the oracle harness reading JSON vectors).
+pub fn bind(op: Op, pos: Vec<Arg>, kw: Vec<(String, Arg)>) -> Result<Vec<Option<Arg>>, TensorError> {
+    let spec = op.spec();
     let n = spec.params.len();
-    let mut values: Vec<Option<Arg>> = vec![None; n];
-    let mut rest = Vec::new();
+    let mut slots: Vec<Option<Arg>> = Vec::with_capacity(n.max(pos.len()));
+    slots.resize(n, None);
     for (i, a) in pos.into_iter().enumerate() {
         if i < n {
-            values[i] = Some(a);
+            slots[i] = Some(a);
         } else if spec.variadic {
-            rest.push(a);
+            slots.push(Some(a));
         } else {
-            return err(format!("`{name}` takes at most {n} arguments"));
+            return err(format!("`{op}` takes at most {n} arguments"));
         }
     }
     for (k, a) in kw {
-        match spec.params.iter().position(|p| p.name == k) {
-            Some(i) if values[i].is_none() => values[i] = Some(a),
-            Some(_) => return err(format!("`{name}`: argument `{k}` is given twice")),
-            None => return err(format!("`{name}` has no argument `{k}`")),
+        match spec.param_index(&k) {
+            Some(i) if slots[i].is_none() => slots[i] = Some(a),
+            Some(_) => return err(format!("`{op}`: argument `{k}` is given twice")),
+            None => return err(format!("`{op}` has no argument `{k}`")),
         }
     }
-    for (p, v) in spec.params.iter().zip(&values) {
+    Ok(slots)
+}
+
+/// Runs `op` on arguments already bound to its parameter slots (missing
+/// optional ones `None`; a variadic operation's extra arguments after the
+/// parameters).
+pub fn call(op: Op, mut slots: Vec<Option<Arg>>) -> Result<Out, OpError> {
+    let spec = op.spec();
+    let n = spec.params.len();
+    if slots.len() > n && !spec.variadic {
+        return Err(TensorError(format!("`{op}` takes at most {n} arguments")).into());
+    }
+    if slots.len() < n {
+        slots.resize(n, None);
+    }
+    for (p, v) in spec.params.iter().zip(&slots) {
         if p.required && v.is_none() {
-            return err(format!("`{name}` needs its `{}` argument", p.name));
+            return Err(TensorError(format!("`{op}` needs its `{}` argument", p.name)).into());
         }
     }
-    (spec.run)(&Args {
+    let mut rest = Vec::new();
+    if slots.len() > n {
+        for v in slots.drain(n..) {
+            match v {
+                Some(a) => rest.push(a),
+                None => return Err(TensorError(format!("`{op}`: an extra argument is missing")).into()),
+            }
+        }
+    }
+    let args = Args {
         op: spec.name,
         params: spec.params,
-        values,
+        values: slots,
         rest,
+        blamed: std::cell::Cell::new(None),
+    };
+    (spec.run)(&args).map_err(|e| OpError {
+        message: e.0,
+        arg: args.blamed.get(),
     })
+}
+
+/// Why an operation failed: the message, and the parameter slot of the
+/// argument it is about, when it is about one (the evaluator points the
+/// diagnostic there).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpError {
+    pub message: String,
+    pub arg: Option<usize>,
+}
+
+impl From<TensorError> for OpError {
+    fn from(e: TensorError) -> OpError {
+        OpError {
+            message: e.0,
+            arg: None,
+        }
+    }
+}
+
+impl From<String> for OpError {
+    fn from(message: String) -> OpError {
+        OpError { message, arg: None }
+    }
+}
+
+impl From<&str> for OpError {
+    fn from(message: &str) -> OpError {
+        OpError {
+            message: message.to_string(),
+            arg: None,
+        }
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// A binary operator of the language (and `maximum`/`minimum`).
@@ -379,17 +661,24 @@ pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, TensorErro
 mod tests {
     use super::*;
 
-    /// Every operation of spec §4.1 that the checker accepts has a kernel
-    /// in the table (none is left "not supported yet"), and the table holds
-    /// nothing the spec does not name.
     #[test]
-    fn every_spec_name_has_a_kernel() {
-        for name in SPEC_NAMES {
-            assert!(lookup(name).is_some(), "`{name}` has no kernel");
+    fn the_table_is_in_enum_order() {
+        for (i, op) in Op::ALL.iter().enumerate() {
+            assert_eq!(SPECS[i].op, *op);
+            assert_eq!(*op as usize, i);
+            assert_eq!(Op::from_name(op.name()), Some(*op));
         }
-        for op in all() {
-            assert!(SPEC_NAMES.contains(&op.name), "`{}` is not a spec name", op.name);
+        assert_eq!(SPECS.len(), Op::ALL.len());
+    }
+
+    /// Every operation has help text and no two share a name.
+    #[test]
+    fn every_operation_has_help_and_a_unique_name() {
+        let mut names = std::collections::BTreeSet::new();
+        for op in Op::ALL {
+            assert!(!op.help().trim().is_empty(), "`{op}` has no help text");
+            assert!(names.insert(op.name()), "`{op}` is listed twice");
+            assert!(!op.spec().params.is_empty(), "`{op}` has no parameters");
         }
-        assert_eq!(all().count(), SPEC_NAMES.len());
     }
 }

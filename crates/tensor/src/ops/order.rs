@@ -25,38 +25,11 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::shape::{axis_of, packed};
-use super::{opt, req, Args, OpSpec, Out};
+use super::{Args, Out};
 use crate::convert::Scalar;
 use crate::dtype::DType;
 use crate::storage::{vec_with_capacity, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
-
-pub const OPS: &[OpSpec] = &[
-    OpSpec {
-        name: "sort",
-        params: &[req("x"), opt("axis"), opt("descending")],
-        run: sort,
-        variadic: false,
-    },
-    OpSpec {
-        name: "argsort",
-        params: &[req("x"), opt("axis"), opt("descending")],
-        run: argsort,
-        variadic: false,
-    },
-    OpSpec {
-        name: "topk",
-        params: &[req("x"), req("k"), opt("axis")],
-        run: topk,
-        variadic: false,
-    },
-    OpSpec {
-        name: "argtopk",
-        params: &[req("x"), req("k"), opt("axis")],
-        run: argtopk,
-        variadic: false,
-    },
-];
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
     Err(TensorError(msg))
@@ -782,17 +755,17 @@ fn check_index_range(op: &str, l: &Lanes) -> Result<(), TensorError> {
     Ok(())
 }
 
-fn sort(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn sort(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let descending = a.bool("descending", false)?;
-    let l = lanes(a.op, x, axis_arg(a)?)?;
+    let l = a.about("axis", lanes(a.op, x, axis_arg(a)?))?;
     dispatch(&SortOp { descending }, x, &l).map(Out::Tensor)
 }
 
-fn argsort(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn argsort(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let descending = a.bool("descending", false)?;
-    let l = lanes(a.op, x, axis_arg(a)?)?;
+    let l = a.about("axis", lanes(a.op, x, axis_arg(a)?))?;
     check_index_range(a.op, &l)?;
     dispatch(&ArgsortOp { descending }, x, &l).map(Out::Tensor)
 }
@@ -800,7 +773,7 @@ fn argsort(a: &Args) -> Result<Out, TensorError> {
 fn topk_common(a: &Args, values: bool) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let axis = axis_arg(a)?;
-    let l = lanes(a.op, x, axis)?;
+    let l = a.about("axis", lanes(a.op, x, axis))?;
     check_index_range(a.op, &l)?;
     let k = a.int("k")?.unwrap_or(0);
     if k < 0 || k as u64 > l.n as u64 {
@@ -822,11 +795,11 @@ fn topk_common(a: &Args, values: bool) -> Result<Out, TensorError> {
     .map(Out::Tensor)
 }
 
-fn topk(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn topk(a: &Args) -> Result<Out, TensorError> {
     topk_common(a, true)
 }
 
-fn argtopk(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn argtopk(a: &Args) -> Result<Out, TensorError> {
     topk_common(a, false)
 }
 
@@ -864,7 +837,7 @@ mod tests {
     /// sort under PyTorch's order.
     #[test]
     fn thread_count_does_not_matter() {
-        use crate::ops::{call, Arg};
+        use crate::ops::{call_named, Arg};
         use std::cmp::Ordering;
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
@@ -917,7 +890,7 @@ mod tests {
                     let mut args = vec![Arg::Tensor(x)];
                     args.extend(extra.0.map(Arg::Int));
                     args.extend(extra.1.map(Arg::Bool));
-                    match call(op, args, Vec::new()) {
+                    match call_named(op, args) {
                         Ok(Out::Tensor(t)) => t.scalars().map(|s| s.to_bits()).collect::<Vec<u64>>(),
                         other => panic!("{op}: {other:?}"),
                     }

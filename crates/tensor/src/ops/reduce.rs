@@ -28,7 +28,7 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-use super::{opt, req, Arg, Args, OpSpec, Out, Param};
+use super::{Arg, Args, Out};
 use crate::convert::{f64_to_bf16_bits, f64_to_f16_bits};
 use crate::dtype::DType;
 use crate::math;
@@ -39,40 +39,6 @@ use crate::tensor::{normalize_axis, shape_str, Tensor, TensorError};
 pub const BLOCK: usize = 16384;
 /// Lanes per block.
 pub const LANES: usize = 16;
-
-const REDUCE: &[Param] = &[req("x"), opt("axis"), opt("keepdim")];
-const SPREAD: &[Param] = &[req("x"), opt("axis"), opt("keepdim"), opt("ddof")];
-const SCAN: &[Param] = &[req("x"), req("axis")];
-const NORMALISE: &[Param] = &[req("x"), opt("axis")];
-
-const fn op(name: &'static str, params: &'static [Param], run: super::Kernel) -> OpSpec {
-    OpSpec {
-        name,
-        params,
-        run,
-        variadic: false,
-    }
-}
-
-pub const OPS: &[OpSpec] = &[
-    op("sum", REDUCE, sum),
-    op("mean", REDUCE, mean),
-    op("prod", REDUCE, prod),
-    op("max", REDUCE, max),
-    op("min", REDUCE, min),
-    op("median", REDUCE, median),
-    op("var", SPREAD, var),
-    op("std", SPREAD, std),
-    op("argmax", REDUCE, argmax),
-    op("argmin", REDUCE, argmin),
-    op("all", REDUCE, all),
-    op("any", REDUCE, any),
-    op("logsumexp", REDUCE, logsumexp),
-    op("cumsum", SCAN, cumsum),
-    op("cumprod", SCAN, cumprod),
-    op("softmax", NORMALISE, softmax),
-    op("log_softmax", NORMALISE, log_softmax),
-];
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
     Err(TensorError(msg))
@@ -470,7 +436,10 @@ fn axis_mask(a: &Args, ndim: usize) -> Result<Vec<bool>, TensorError> {
             std::mem::replace(&mut mask[i], true)
         };
         if seen {
-            return err(format!("`{}`: axis {i} is named twice in {list:?}", a.op));
+            return Err(a.blame(
+                "axis",
+                TensorError(format!("`{}`: axis {i} is named twice in {list:?}", a.op)),
+            ));
         }
     }
     Ok(mask)
@@ -753,7 +722,7 @@ fn non_empty(a: &Args, p: &Plan, x: &Tensor) -> Result<(), TensorError> {
 // ---------------------------------------------------------------------------
 // sum, prod, mean, var, std, logsumexp
 
-fn sum(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn sum(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
         let v = fold_all::<T, _>(&p, <T as SumElem>::A::ZERO, <T as SumElem>::acc, Acc::add)?;
@@ -762,7 +731,7 @@ fn sum(a: &Args) -> Result<Out, TensorError> {
     tensor_out(data, p.shape)
 }
 
-fn prod(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn prod(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
         let v = fold_all::<T, _>(&p, <T as SumElem>::A::ONE, <T as SumElem>::acc, Acc::mul)?;
@@ -772,7 +741,7 @@ fn prod(a: &Args) -> Result<Out, TensorError> {
 }
 
 /// mean = round_res(acc / n), the division in f64.
-fn mean(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn mean(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let n = p.n as f64;
     let data = each_dtype!(x.dtype(), T => {
@@ -806,7 +775,7 @@ fn ddof(a: &Args) -> Result<i64, TensorError> {
     Ok(a.int("ddof")?.unwrap_or(0))
 }
 
-fn var(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn var(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
@@ -815,7 +784,7 @@ fn var(a: &Args) -> Result<Out, TensorError> {
     tensor_out(data, p.shape)
 }
 
-fn std(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn std(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
@@ -866,7 +835,7 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 /// As PyTorch does, an infinite maximum shifts by 0 instead, so an all
 /// −inf row gives −inf (spec §5.4) and a row holding +inf gives +inf; an
 /// empty row gives log 0 = −inf.
-fn logsumexp(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn logsumexp(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
         let v = p.rows()?.map::<T, _>(|row| {
@@ -1027,16 +996,16 @@ fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
     tensor_out(data, p.shape)
 }
 
-fn max(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn max(a: &Args) -> Result<Out, TensorError> {
     extreme(a, true, false)
 }
-fn min(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn min(a: &Args) -> Result<Out, TensorError> {
     extreme(a, false, false)
 }
-fn argmax(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn argmax(a: &Args) -> Result<Out, TensorError> {
     extreme(a, true, true)
 }
-fn argmin(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn argmin(a: &Args) -> Result<Out, TensorError> {
     extreme(a, false, true)
 }
 
@@ -1061,7 +1030,7 @@ fn median_of<T: Element + PartialOrd>(row: &[T]) -> f64 {
     mid.0
 }
 
-fn median(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = each_dtype!(x.dtype(), T => {
         // The f64 holds the element exactly; storing it rounds once into
@@ -1087,10 +1056,10 @@ fn truth(a: &Args, every: bool) -> Result<Out, TensorError> {
     tensor_out(data, p.shape)
 }
 
-fn all(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn all(a: &Args) -> Result<Out, TensorError> {
     truth(a, true)
 }
-fn any(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn any(a: &Args) -> Result<Out, TensorError> {
     truth(a, false)
 }
 
@@ -1132,7 +1101,8 @@ fn axis_index(a: &Args, ax: i64, ndim: usize) -> Result<usize, TensorError> {
     if ndim == 0 && (ax == 0 || ax == -1) {
         return Ok(0);
     }
-    normalize_axis(ax, ndim).map_err(|e| TensorError(format!("`{}`: {}", a.op, e.0)))
+    let r = normalize_axis(ax, ndim).map_err(|e| TensorError(format!("`{}`: {}", a.op, e.0)));
+    a.about("axis", r)
 }
 
 /// Builds the result from rows written in the moved layout: the output
@@ -1204,10 +1174,10 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
     })
 }
 
-fn cumsum(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn cumsum(a: &Args) -> Result<Out, TensorError> {
     scan(a, false)
 }
-fn cumprod(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn cumprod(a: &Args) -> Result<Out, TensorError> {
     scan(a, true)
 }
 
@@ -1273,10 +1243,10 @@ fn normalise(a: &Args, log: bool) -> Result<Out, TensorError> {
     })
 }
 
-fn softmax(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn softmax(a: &Args) -> Result<Out, TensorError> {
     normalise(a, false)
 }
-fn log_softmax(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn log_softmax(a: &Args) -> Result<Out, TensorError> {
     normalise(a, true)
 }
 

@@ -15,38 +15,13 @@
 //! Tensors have value semantics, so a view is never observable except by
 //! its cost.
 
-use super::{opt, req, Arg, Args, OpSpec, Out};
+use super::{Arg, Args, Out};
 use crate::dtype::DType;
 use crate::format::format_number;
 use crate::promote::promote;
 use crate::storage::{vec_with_capacity, Element};
 use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
 use crate::with_storage;
-
-pub const OPS: &[OpSpec] = &[
-    op("reshape", &[req("x"), req("shape")], reshape),
-    op("transpose", &[req("x"), req("a"), req("b")], transpose),
-    op("permute", &[req("x"), req("axes")], permute),
-    op("flip", &[req("x"), opt("axis")], flip),
-    op("roll", &[req("x"), req("shift"), opt("axis")], roll),
-    op("squeeze", &[req("x"), opt("axis")], squeeze),
-    op("unsqueeze", &[req("x"), req("axis")], unsqueeze),
-    op("broadcast_to", &[req("x"), req("shape")], broadcast_to),
-    op("concat", &[req("arr"), opt("axis")], concat),
-    op("stack", &[req("arr"), opt("axis")], stack),
-    op("split", &[req("x"), req("sizes"), opt("axis")], split),
-    op("gather", &[req("x"), req("axis"), req("idx")], gather),
-    op("index_select", &[req("x"), req("axis"), req("idx")], index_select),
-];
-
-const fn op(name: &'static str, params: &'static [super::Param], run: super::Kernel) -> OpSpec {
-    OpSpec {
-        name,
-        params,
-        run,
-        variadic: false,
-    }
-}
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
     Err(TensorError(format!("`{op}`: {msg}")))
@@ -133,7 +108,7 @@ fn reshaped(x: &Tensor, shape: Vec<usize>) -> Result<Tensor, TensorError> {
 // ---------------------------------------------------------------------------
 // Views
 
-fn reshape(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn reshape(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let spec = a.ints("shape")?.unwrap_or_default();
     let n = x.numel();
@@ -177,10 +152,10 @@ fn reshape(a: &Args) -> Result<Out, TensorError> {
     reshaped(x, shape).map(Out::Tensor)
 }
 
-fn transpose(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn transpose(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
-    let i = axis_of(a.op, a.int("a")?.unwrap_or(0), x.ndim())?;
-    let j = axis_of(a.op, a.int("b")?.unwrap_or(0), x.ndim())?;
+    let i = a.about("a", axis_of(a.op, a.int("a")?.unwrap_or(0), x.ndim()))?;
+    let j = a.about("b", axis_of(a.op, a.int("b")?.unwrap_or(0), x.ndim()))?;
     if x.ndim() == 0 {
         return Ok(Out::Tensor(x.clone()));
     }
@@ -189,7 +164,7 @@ fn transpose(a: &Args) -> Result<Out, TensorError> {
     x.permuted(&perm).map(Out::Tensor)
 }
 
-fn permute(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn permute(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let axes = a.ints("axes")?.unwrap_or_default();
     if axes.len() != x.ndim() {
@@ -208,7 +183,7 @@ fn permute(a: &Args) -> Result<Out, TensorError> {
 
 /// `flip(x)` reverses every axis (as `numpy.flip` without an axis);
 /// `flip(x, axis)` the named ones. A view with negative strides.
-fn flip(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn flip(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let axes = match a.ints("axis")? {
         Some(v) => axes_of(a.op, &v, x.ndim())?,
@@ -233,7 +208,7 @@ fn flip(a: &Args) -> Result<Out, TensorError> {
 
 /// `squeeze(x)` drops every size-1 axis; `squeeze(x, axis)` the named
 /// ones, each of which must have size 1.
-fn squeeze(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn squeeze(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let drop = match a.ints("axis")? {
         Some(v) => {
@@ -267,7 +242,7 @@ fn squeeze(a: &Args) -> Result<Out, TensorError> {
 
 /// `unsqueeze(x, axis)` inserts a size-1 axis at `axis` of the result;
 /// an `Arr[Int]` inserts several (`numpy.expand_dims`).
-fn unsqueeze(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn unsqueeze(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let given = a.ints("axis")?.unwrap_or_default();
     let rank = x.ndim() + given.len();
@@ -296,7 +271,7 @@ fn unsqueeze(a: &Args) -> Result<Out, TensorError> {
     x.with_layout(shape, strides, x.offset()).map(Out::Tensor)
 }
 
-fn broadcast_to(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn broadcast_to(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let shape = dims_of(a.op, &a.ints("shape")?.unwrap_or_default())?;
     numel_of(&shape)?;
@@ -309,12 +284,12 @@ fn broadcast_to(a: &Args) -> Result<Out, TensorError> {
 /// the last one shorter if the axis does not divide evenly, as
 /// `torch.split`); an `Arr[Int]` lists the sizes of the pieces, which must
 /// add up to the axis length. The pieces are views.
-fn split(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn split(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     if x.ndim() == 0 {
         return fail(a.op, "cannot split a rank-0 tensor");
     }
-    let ax = axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim())?;
+    let ax = a.about("axis", axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim()))?;
     let n = x.shape()[ax];
     let chunk = match a.get("sizes") {
         Some(Arg::Int(_)) => a.int("sizes")?,
@@ -466,7 +441,7 @@ pub(crate) fn packed(x: &Tensor) -> Result<Tensor, TensorError> {
 /// `axis` (wrapping around); several shifts and axes pair up (a single one
 /// of either broadcasts), and shifts of the same axis add up. Without an
 /// axis the flattened tensor is rolled and the shape restored.
-fn roll(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let shifts = a.ints("shift")?.unwrap_or_default();
     let Some(axes) = a.ints("axis")? else {
@@ -579,13 +554,13 @@ fn index_arg(a: &Args, name: &str) -> Result<Tensor, TensorError> {
 /// `gather(x, axis, idx)` as `torch.gather`: `idx` has `x`'s rank, no
 /// axis of it is longer than `x`'s except `axis`, and the result has
 /// `idx`'s shape with out[i…] = x[i… with axis replaced by idx[i…]].
-fn gather(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn gather(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let idx = index_arg(a, "idx")?;
     if x.ndim() == 0 {
         return fail(a.op, "needs a tensor of rank 1 or more");
     }
-    let ax = axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim())?;
+    let ax = a.about("axis", axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim()))?;
     let fits = idx.ndim() == x.ndim()
         && idx
             .shape()
@@ -648,7 +623,7 @@ fn gather(a: &Args) -> Result<Out, TensorError> {
 
 /// `index_select(x, axis, idx)`: the slices of `x` along `axis` at the
 /// positions of the rank-1 (or rank-0, as one position) `idx`, in order.
-fn index_select(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn index_select(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let idx = index_arg(a, "idx")?;
     if x.ndim() == 0 {
@@ -663,7 +638,7 @@ fn index_select(a: &Args) -> Result<Out, TensorError> {
             ),
         );
     }
-    let ax = axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim())?;
+    let ax = a.about("axis", axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim()))?;
     let picked = index_values(a.op, &idx, x.shape()[ax], ax, x.shape())?;
     let maps: Vec<Vec<usize>> = x
         .shape()
@@ -725,14 +700,14 @@ fn join_typed<T: Element>(
 
 /// `concat(arr, axis)`: the tensors joined along an existing axis; they
 /// must have one rank (at least 1) and agree on every other axis.
-fn concat(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn concat(a: &Args) -> Result<Out, TensorError> {
     let ts = a.tensors("arr")?;
     let (_, pieces) = promoted(a.op, ts)?;
     let first = &pieces[0];
     if first.ndim() == 0 {
         return fail(a.op, "cannot concatenate rank-0 tensors (use `stack`)");
     }
-    let ax = axis_of(a.op, a.int("axis")?.unwrap_or(0), first.ndim())?;
+    let ax = a.about("axis", axis_of(a.op, a.int("axis")?.unwrap_or(0), first.ndim()))?;
     let mut shape = first.shape().to_vec();
     shape[ax] = 0;
     for p in &pieces {
@@ -758,7 +733,7 @@ fn concat(a: &Args) -> Result<Out, TensorError> {
 }
 
 /// `stack(arr, axis)`: tensors of one shape joined along a new axis.
-fn stack(a: &Args) -> Result<Out, TensorError> {
+pub(super) fn stack(a: &Args) -> Result<Out, TensorError> {
     let ts = a.tensors("arr")?;
     let (_, pieces) = promoted(a.op, ts)?;
     let first = &pieces[0];
@@ -774,7 +749,10 @@ fn stack(a: &Args) -> Result<Out, TensorError> {
             );
         }
     }
-    let ax = axis_of(a.op, a.int("axis")?.unwrap_or(0), first.ndim() + 1)?;
+    let ax = a.about(
+        "axis",
+        axis_of(a.op, a.int("axis")?.unwrap_or(0), first.ndim() + 1),
+    )?;
     let mut piece_shape = first.shape().to_vec();
     piece_shape.insert(ax, 1);
     let pieces = pieces
@@ -789,14 +767,14 @@ fn stack(a: &Args) -> Result<Out, TensorError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::call;
+    use crate::ops::call_named;
 
     fn t(v: Vec<f64>, shape: Vec<usize>) -> Tensor {
         Tensor::from_vec(v, shape).expect("valid")
     }
 
     fn run(op: &str, args: Vec<Arg>) -> Tensor {
-        match call(op, args, Vec::new()) {
+        match call_named(op, args) {
             Ok(Out::Tensor(t)) => t,
             other => panic!("{op}: {other:?}"),
         }
@@ -906,10 +884,9 @@ mod tests {
                 );
                 assert_eq!((a.shape(), vals(&a)), (b.shape(), vals(&b)), "{op}");
             }
-            let pieces = |x: &Tensor| match call(
+            let pieces = |x: &Tensor| match call_named(
                 "split",
                 vec![Arg::Tensor(x.clone()), Arg::Int(2), Arg::Int(2)],
-                Vec::new(),
             ) {
                 Ok(Out::Tensors(ts)) => ts.iter().map(vals).collect::<Vec<_>>(),
                 other => panic!("split: {other:?}"),

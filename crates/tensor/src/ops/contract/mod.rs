@@ -19,7 +19,7 @@ mod einsum;
 mod gemm;
 mod kernels;
 
-use super::{opt, req, Arg, Args, OpSpec, Out};
+use super::{Arg, Args, Out};
 use crate::dtype::DType;
 use crate::promote::promote;
 use crate::storage::Storage;
@@ -28,42 +28,15 @@ use crate::tensor::{shape_str, Tensor, TensorError};
 use gemm::{Panels, Strided};
 use kernels::{Acc, Widen};
 
-pub const OPS: &[OpSpec] = &[
-    OpSpec {
-        name: "matmul",
-        params: &[req("a"), req("b")],
-        run: matmul_op,
-        variadic: false,
-    },
-    OpSpec {
-        name: "linear",
-        params: &[req("x"), req("w"), opt("b")],
-        run: linear_op,
-        variadic: false,
-    },
-    OpSpec {
-        name: "einsum",
-        params: &[req("spec"), req("a")],
-        run: einsum_op,
-        variadic: true,
-    },
-    OpSpec {
-        name: "conv2d",
-        params: &[req("x"), req("w"), opt("stride"), opt("padding")],
-        run: conv2d_op,
-        variadic: false,
-    },
-];
-
 fn fail<T>(msg: String) -> Result<T, TensorError> {
     Err(TensorError(msg))
 }
 
-fn matmul_op(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn matmul_op(args: &Args) -> Result<Out, TensorError> {
     matmul(args.tensor("a")?, args.tensor("b")?).map(Out::Tensor)
 }
 
-fn linear_op(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn linear_op(args: &Args) -> Result<Out, TensorError> {
     let bias = match args.get("b") {
         None => None,
         Some(_) => Some(args.tensor("b")?),
@@ -71,7 +44,7 @@ fn linear_op(args: &Args) -> Result<Out, TensorError> {
     linear(args.tensor("x")?, args.tensor("w")?, bias).map(Out::Tensor)
 }
 
-fn einsum_op(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn einsum_op(args: &Args) -> Result<Out, TensorError> {
     let spec = match args.get("spec") {
         Some(Arg::Str(s)) => s.as_str(),
         Some(other) => {
@@ -98,7 +71,7 @@ fn einsum_op(args: &Args) -> Result<Out, TensorError> {
     einsum::einsum(spec, &operands).map(Out::Tensor)
 }
 
-fn conv2d_op(args: &Args) -> Result<Out, TensorError> {
+pub(super) fn conv2d_op(args: &Args) -> Result<Out, TensorError> {
     let stride = pair(args, "stride", 1, 1)?;
     let padding = pair(args, "padding", 0, 0)?;
     conv::conv2d(args.tensor("x")?, args.tensor("w")?, stride, padding).map(Out::Tensor)
