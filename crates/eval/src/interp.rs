@@ -6,12 +6,11 @@
 //! Invariant: nothing here panics on any program; every failure is a
 //! `RuntimeError` with the span of the expression that failed.
 
-use std::io::Write;
 use std::rc::Rc;
-use std::time::Instant;
 
 use twill_check::hir::{self, Capture, ExprKind as H, Module, PathElem, Pattern, Stmt, Var};
 use twill_check::RtType;
+use twill_host::Host;
 use twill_syntax::ast::BinOp;
 use twill_syntax::{Diagnostic, Span};
 
@@ -78,9 +77,8 @@ pub struct Interp {
     pub(crate) globals: Vec<Value>,
     pub(crate) global_names: Vec<Rc<str>>,
     pub(crate) stack: Vec<Value>,
-    pub(crate) args: Vec<String>,
-    pub(crate) out: Box<dyn Write>,
-    pub(crate) start: Instant,
+    /// Everything outside: files, output, arguments, the clock.
+    pub(crate) host: Box<dyn Host>,
     pub(crate) depth: usize,
 }
 
@@ -91,20 +89,24 @@ enum Key {
 }
 
 impl Interp {
-    pub fn new(args: Vec<String>, out: Box<dyn Write>) -> Interp {
+    pub fn new(host: Box<dyn Host>) -> Interp {
         Interp {
             globals: Vec::new(),
             global_names: Vec::new(),
             stack: Vec::with_capacity(1024),
-            args,
-            out,
-            start: Instant::now(),
+            host,
             depth: 0,
         }
     }
 
     pub fn flush(&mut self) {
-        let _ = self.out.flush();
+        let _ = self.host.stdout().flush();
+    }
+
+    /// The host the program runs against (the session reads its sources
+    /// and writes the REPL's values through it).
+    pub fn host(&mut self) -> &mut dyn Host {
+        &mut *self.host
     }
 
     /// Runs a checked module. Returns the value of its last statement when
@@ -147,7 +149,7 @@ impl Interp {
     /// (parameter and return annotations are checked). For tests and
     /// embedders; errors carry an empty span at offset 0.
     pub fn call_global(&mut self, name: &str, args: Vec<Value>) -> Result<Value, RuntimeError> {
-        let span = Span::new(0, 0);
+        let span = Span::default();
         let callee = self
             .global_names
             .iter()

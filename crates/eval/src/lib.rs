@@ -13,4 +13,5 @@ mod tensors;
 pub mod value;
 
 pub use interp::{Interp, RuntimeError};
+pub use twill_host::Host;
 pub use value::Value;

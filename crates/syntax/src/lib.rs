@@ -12,5 +12,5 @@ pub mod parser;
 pub mod span;
 
 pub use diagnostic::{Diagnostic, Severity};
-pub use parser::{parse, parse_with_base, Parsed};
-pub use span::Span;
+pub use parser::{parse, Parsed};
+pub use span::{FileId, Span};
