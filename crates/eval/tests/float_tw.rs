@@ -20,6 +20,10 @@
 //! Every count is asserted, so a truncated vector file or a skipped family
 //! cannot pass vacuously, and the library must print nothing.
 
+// Test code reads fixtures and runs the binary: the core crates' IO rule
+// (clippy.toml) is for the interpreter, not its tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use std::time::Instant;
 
 use twill_check::Checker;
