@@ -2,7 +2,9 @@
 //! statement, keeps definitions, and survives every error. On a terminal it
 //! uses rustyline (history, and a validator that asks for another line
 //! while brackets or a block are open); otherwise it reads plain lines with
-//! no prompt, so it can be driven by a pipe.
+//! no prompt, so it can be driven by a pipe. Each entry goes to the
+//! `twill_session::Session`, which keeps the definitions; this module only
+//! reads lines.
 
 use std::io::{BufRead, IsTerminal};
 
