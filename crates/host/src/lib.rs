@@ -90,7 +90,9 @@ impl RealHost {
         RealHost::with_stdout(Vec::new(), Box::new(io::stdout()))
     }
 
-    fn with_stdout(args: Vec<String>, stdout: Box<dyn Write>) -> RealHost {
+    /// Real files, environment and clock, with standard output going to
+    /// `stdout` instead (the golden harness captures it this way).
+    pub fn with_stdout(args: Vec<String>, stdout: Box<dyn Write>) -> RealHost {
         RealHost {
             args,
             stdout,
