@@ -189,7 +189,8 @@ impl Session {
 
     /// Parses and checks a source against everything defined so far. With
     /// no errors its definitions are kept (they are in force once the
-    /// module runs); with errors nothing is.
+    /// module runs); with errors nothing is. An id this session did not
+    /// hand out names an empty source.
     pub fn check(&mut self, file: FileId) -> Checked {
         let text = self.sources.get(file).map_or("", |s| s.text.as_str());
         let parsed = twill_syntax::parse(text, file);
