@@ -4,6 +4,19 @@
 //! Dtype tracking through tensor operations joins it later; the rules it
 //! will use live in `twill-tensor`, never here.
 
+// IO only through twill_host::Host; see clippy.toml for the rule and why.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::disallowed_methods,
+        clippy::disallowed_types,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+// Unit tests may use real files and the clock.
+#![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
+
 pub mod builtins;
 pub mod hir;
 pub mod resolve;

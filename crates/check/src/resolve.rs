@@ -83,6 +83,10 @@ pub struct CheckOutput {
     /// `None` when there were errors.
     pub module: Option<hir::Module>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The static type of every expression checked, by span, in the order
+    /// the checker finished them (children before parents), for hover,
+    /// completion and the REPL's `:type`.
+    pub types: Vec<(Span, Ty)>,
 }
 
 struct Local {
@@ -145,6 +149,8 @@ struct Pass<'a> {
     /// The element dtypes of list literals of tensors, by span (for the
     /// result dtype of `concat` and `stack`).
     list_dtypes: HashMap<(u32, u32), Vec<Option<DType>>>,
+    /// Every expression's type, for [`CheckOutput::types`].
+    types: Vec<(Span, Ty)>,
 }
 
 impl Checker {
@@ -165,19 +171,22 @@ impl Checker {
             why_by_name: HashMap::new(),
             binding_span: Span::default(),
             list_dtypes: HashMap::new(),
+            types: Vec::new(),
         };
         let module = pass.program(program);
-        let diagnostics = pass.diags;
+        let (diagnostics, types) = (pass.diags, pass.types);
         if diagnostics.iter().any(|d| d.is_error()) {
             *self = saved;
             return CheckOutput {
                 module: None,
                 diagnostics,
+                types,
             };
         }
         CheckOutput {
             module: Some(module),
             diagnostics,
+            types,
         }
     }
 
@@ -1049,6 +1058,7 @@ impl Pass<'_> {
             self.expr_inner(e)
         };
         self.depth -= 1;
+        self.types.push((e.span, r.1.clone()));
         r
     }
 

@@ -3,13 +3,17 @@
 //! runaway) recursion in a program works; a panic, which would be a bug in
 //! twill, is reported as an `error:` line, never as a Rust backtrace.
 
+// The command-line crate is the edge: it owns the terminal, the process and
+// the real host, so the core crates' IO rule (clippy.toml) does not apply.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 mod driver;
 mod render;
 mod repl;
 
 use std::io::Write;
 
-use driver::{EXIT_RUNTIME, EXIT_STATIC};
+use twill_session::{Mode, Status};
 
 const USAGE: &str = "\
 twill — a small language for numerical work
@@ -32,11 +36,11 @@ fn cli(args: Vec<String>) -> i32 {
     match args.get(1).map(String::as_str) {
         None | Some("repl") => repl::run(),
         Some("run") => match rest.split_first() {
-            Some((file, prog_args)) => driver::run_path(file, prog_args.to_vec(), false),
+            Some((file, prog_args)) => driver::run_path(file, prog_args.to_vec(), Mode::Run),
             None => usage_error("`twill run` needs a FILE (or `-` for standard input)"),
         },
         Some("check") => match rest.as_slice() {
-            [file] => driver::run_path(file, Vec::new(), true),
+            [file] => driver::run_path(file, Vec::new(), Mode::Check),
             _ => usage_error("`twill check` needs exactly one FILE"),
         },
         Some("--version" | "-V" | "version") => {
@@ -47,14 +51,14 @@ fn cli(args: Vec<String>) -> i32 {
             println!("{USAGE}");
             0
         }
-        Some(file) if file.ends_with(".tw") => driver::run_path(file, rest, false),
+        Some(file) if file.ends_with(".tw") => driver::run_path(file, rest, Mode::Run),
         Some(other) => usage_error(&format!("unknown command `{other}`")),
     }
 }
 
 fn usage_error(msg: &str) -> i32 {
     let _ = writeln!(std::io::stderr(), "error: {msg}\n\n{USAGE}");
-    EXIT_STATIC
+    Status::Static.code()
 }
 
 fn main() {
@@ -82,7 +86,7 @@ fn main() {
             .stack_size(size)
             .spawn(move || cli(a))
         {
-            let code = handle.join().unwrap_or(EXIT_RUNTIME);
+            let code = handle.join().unwrap_or(Status::Runtime.code());
             std::process::exit(code);
         }
     }

@@ -2,117 +2,33 @@
 //! statement, keeps definitions, and survives every error. On a terminal it
 //! uses rustyline (history, and a validator that asks for another line
 //! while brackets or a block are open); otherwise it reads plain lines with
-//! no prompt, so it can be driven by a pipe.
+//! no prompt, so it can be driven by a pipe. Each entry goes to the
+//! `twill_session::Session`, which keeps the definitions; this module only
+//! reads lines.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 
 use rustyline::error::ReadlineError;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Completer, Helper, Highlighter, Hinter};
-use twill_check::Checker;
-use twill_eval::{print::display, Interp, Value};
+use twill_session::{Flow, Options, RealHost, Reporter, Session, Status};
+use twill_syntax::FileId;
 
-use crate::render::{emit, SourceFile};
+use crate::render::Stderr;
 
-const HELP: &str = "\
-Enter twill statements; the value of an expression statement is printed.
-Open brackets or blocks continue on the next line.
-  :help         this text
-  :type EXPR    the static type of an expression
-  :quit         leave (or end of input, Ctrl-D)";
-
-/// The state that persists across entries.
-pub struct Session {
-    checker: Checker,
-    interp: Interp,
+/// Whether the text typed so far is a whole entry (a `:command`, or
+/// statements with every bracket and block closed).
+fn complete(input: &str) -> bool {
+    input.trim_start().starts_with(':') || !twill_syntax::parse(input, FileId::default()).incomplete
 }
 
-impl Session {
-    pub fn new() -> Session {
-        let mut checker = Checker::new();
-        let mut interp = Interp::new(Vec::new(), Box::new(std::io::stdout()));
-        if let Err(msg) = twill_eval::stdlib::load(&mut checker, &mut interp) {
-            let _ = writeln!(
-                std::io::stderr(),
-                "error: internal error in twill (please report it): {msg}"
-            );
-        }
-        Session { checker, interp }
-    }
-
-    /// Runs one complete entry. Errors are reported and forgotten.
-    pub fn entry(&mut self, text: &str) {
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
-            return;
-        }
-        if let Some(cmd) = trimmed.strip_prefix(':') {
-            self.command(cmd);
-            return;
-        }
-        let src = SourceFile { name: "<repl>", text };
-        let parsed = twill_syntax::parse(text);
-        if !parsed.errors.is_empty() {
-            emit(&parsed.errors, &src);
-            return;
-        }
-        let checked = self.checker.check_program(&parsed.program);
-        emit(&checked.diagnostics, &src);
-        let Some(module) = checked.module else {
-            return;
-        };
-        match self.interp.run(&module, &self.checker.global_names()) {
-            Ok(Some(v)) if !matches!(v, Value::Unit) => {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", display(&v));
-                let _ = out.flush();
-            }
-            Ok(_) => {}
-            Err(e) => {
-                self.interp.flush();
-                emit(&[e.to_diagnostic()], &src);
-            }
-        }
-    }
-
-    fn command(&mut self, cmd: &str) {
-        let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
-        match name {
-            "help" | "h" => println!("{HELP}"),
-            "type" | "t" => {
-                let src = SourceFile {
-                    name: "<repl>",
-                    text: rest,
-                };
-                let parsed = twill_syntax::parse(rest);
-                if !parsed.errors.is_empty() {
-                    emit(&parsed.errors, &src);
-                    return;
-                }
-                // Type the expression as the value of a throwaway binding,
-                // on a copy of the checker so nothing is defined.
-                let mut probe = self.checker.clone();
-                let wrapped = format!("let __type_probe__ = ({rest})");
-                let parsed = twill_syntax::parse(&wrapped);
-                let checked = probe.check_program(&parsed.program);
-                if checked.module.is_none() {
-                    let diags: Vec<_> = checked.diagnostics;
-                    let src = SourceFile {
-                        name: "<repl>",
-                        text: &wrapped,
-                    };
-                    emit(&diags, &src);
-                    return;
-                }
-                match probe.global_type("__type_probe__") {
-                    Some(t) => println!("{t}"),
-                    None => println!("?"),
-                }
-            }
-            "quit" | "q" | "exit" => std::process::exit(0),
-            other => {
-                let _ = writeln!(std::io::stderr(), "error: unknown command `:{other}` (try :help)");
-            }
+/// A session on the real host, or the reason there is none.
+fn session(reporter: &mut Stderr) -> Option<Session> {
+    match Session::new(Box::new(RealHost::interactive()), Options::default()) {
+        Ok(s) => Some(s),
+        Err(msg) => {
+            reporter.error(&msg);
+            None
         }
     }
 }
@@ -122,8 +38,7 @@ struct TwillHelper;
 
 impl Validator for TwillHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        let input = ctx.input();
-        if input.trim_start().starts_with(':') || !twill_syntax::parse(input).incomplete {
+        if complete(ctx.input()) {
             Ok(ValidationResult::Valid(None))
         } else {
             Ok(ValidationResult::Incomplete)
@@ -148,21 +63,26 @@ pub fn run() -> i32 {
 
 /// Reads plain lines, joining them while the input is incomplete.
 fn piped() -> i32 {
-    let mut session = Session::new();
+    let mut reporter = Stderr::new();
+    let Some(mut session) = session(&mut reporter) else {
+        return Status::Runtime.code();
+    };
     let mut buf = String::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         buf.push_str(&line);
         buf.push('\n');
-        if buf.trim_start().starts_with(':') || !twill_syntax::parse(&buf).incomplete {
-            session.entry(&buf);
+        if complete(&buf) {
+            if session.entry(&buf, &mut reporter) == Flow::Quit {
+                return Status::Ok.code();
+            }
             buf.clear();
         }
     }
     if !buf.trim().is_empty() {
-        session.entry(&buf);
+        session.entry(&buf, &mut reporter);
     }
-    0
+    Status::Ok.code()
 }
 
 fn interactive() -> i32 {
@@ -181,10 +101,17 @@ fn interactive() -> i32 {
         "twill {} — :help for help, :quit or Ctrl-D to leave",
         env!("CARGO_PKG_VERSION")
     );
-    let mut session = Session::new();
+    let mut reporter = Stderr::new();
+    let Some(mut session) = session(&mut reporter) else {
+        return Status::Runtime.code();
+    };
     loop {
         match editor.readline("twill> ") {
-            Ok(line) => session.entry(&line),
+            Ok(line) => {
+                if session.entry(&line, &mut reporter) == Flow::Quit {
+                    break;
+                }
+            }
             Err(ReadlineError::Interrupted) => continue,
             Err(_) => break,
         }
@@ -192,11 +119,5 @@ fn interactive() -> i32 {
             let _ = editor.save_history(h);
         }
     }
-    0
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        Session::new()
-    }
+    Status::Ok.code()
 }

@@ -1,16 +1,27 @@
 //! The golden harness: every `testdata/**/*.tw` program (outside
-//! `testdata/vectors/`) is run through the real `twill` binary, and its
-//! source, stdout, stderr and exit status are compared with an insta
-//! snapshot in `goldens/`. Adding a test is dropping a file; a snapshot
-//! whose program no longer exists fails the run. See testdata/README.md.
+//! `testdata/vectors/`) is run by a `twill_session::Session`, exactly as
+//! `twill run` runs it (real files, relative to the workspace root; stdout
+//! captured; diagnostics rendered without colour; the big stack of the
+//! binary's interpreter thread), and its source, stdout, stderr and exit
+//! status are compared with an insta snapshot in `goldens/`. Adding a test
+//! is dropping a file; a snapshot whose program no longer exists fails the
+//! run. See testdata/README.md. (`tests/cli.rs` covers the binary itself.)
 //!
-//! Every program runs with `TWILL_CROSSCHECK=1`: each tensor dtype the
-//! static checker claims (at bindings and `print` arguments) is asserted at
-//! run time, so a checker/evaluator disagreement shows up as an error in
-//! the snapshot.
+//! Every program runs with the crosscheck on (`TWILL_CROSSCHECK=1` for the
+//! binary): each tensor dtype the static checker claims (at bindings and
+//! `print` arguments) is asserted at run time, so a checker/evaluator
+//! disagreement shows up as an error in the snapshot.
+
+// Test code reads fixtures and runs the binary: the core crates' IO rule
+// (clippy.toml) is for the interpreter, not its tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use twill_session::{CollectReporter, Mode, Options, RealHost, Session, SharedBuf};
+
+/// The stack `twill` gives its interpreter thread (its first choice).
+const STACK: usize = 4 << 30;
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -57,27 +68,31 @@ fn program_args(source: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Runs one program as `twill run REL ARGS…` would from the workspace root
+/// (the caller has made that the current directory).
 fn run_case(root: &Path, rel: &Path) -> String {
     let source = std::fs::read_to_string(root.join(rel)).expect("test program is readable");
-    let output = Command::new(env!("CARGO_BIN_EXE_twill"))
-        .current_dir(root)
-        .arg("run")
-        .arg(rel)
-        .args(program_args(&source))
-        .env("NO_COLOR", "1")
-        .env("TWILL_CROSSCHECK", "1")
-        .output()
-        .expect("twill binary runs");
-    let code = output
-        .status
-        .code()
-        .map(|c| c.to_string())
-        .unwrap_or_else(|| "killed by a signal".into());
+    let args = program_args(&source);
+    let path = rel.to_string_lossy().into_owned();
+    let (stdout, stderr, code) = std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || {
+            let out = SharedBuf::default();
+            let host = RealHost::with_stdout(args, Box::new(out.clone()));
+            let mut reporter = CollectReporter::default();
+            let mut session = Session::new(Box::new(host), Options { crosscheck: true })
+                .expect("the standard library loads");
+            let status = session.run_path(&path, Mode::Run, &mut reporter);
+            (out.text(), reporter.text, status.code())
+        })
+        .expect("a thread for the program")
+        .join()
+        .expect("the session does not panic");
     format!(
         "--- source\n{}\n--- stdout\n{}\n--- stderr\n{}\n--- exit status: {}\n",
         source.trim_end(),
-        String::from_utf8_lossy(&output.stdout).trim_end(),
-        String::from_utf8_lossy(&output.stderr).trim_end(),
+        stdout.trim_end(),
+        stderr.trim_end(),
         code
     )
 }
@@ -115,6 +130,9 @@ fn a_stray_snapshot_is_reported() {
 #[test]
 fn goldens() {
     let root = workspace_root();
+    // Programs name their data files relative to the workspace root, as
+    // `twill run` does when started there.
+    std::env::set_current_dir(&root).expect("the workspace root is a directory");
     let mut programs = Vec::new();
     collect(&root.join("testdata"), &mut programs);
     assert!(

@@ -1,7 +1,6 @@
 //! Builtin functions, methods of host values, field access and indexing.
 //! Each `Builtin` variant of the checker's table has its arm here.
 
-use std::io::Write;
 use std::rc::Rc;
 
 use twill_check::builtins::{Builtin, HostMethod, MethodRef, TensorField};
@@ -266,14 +265,14 @@ impl Interp {
                     line.push_str(&display(a));
                 }
                 line.push('\n');
-                if self.out.write_all(line.as_bytes()).is_err() {
+                if self.host.stdout().write_all(line.as_bytes()).is_err() {
                     return fail(span, "cannot write to standard output");
                 }
                 Ok(Value::Unit)
             }
             Builtin::Str => Ok(Value::str(display(&arg(0)))),
             Builtin::Args => Ok(Value::Arr(Rc::new(
-                self.args.iter().map(|a| Value::str(a.clone())).collect(),
+                self.host.args().iter().map(|a| Value::str(a.clone())).collect(),
             ))),
             Builtin::Range => {
                 let mut ints = Vec::new();
@@ -389,7 +388,7 @@ impl Interp {
                 let Value::Str(path) = arg(0) else {
                     return fail(span, "`read_text` needs a path (Str)");
                 };
-                match std::fs::read_to_string(path.as_str()) {
+                match self.host.read_text(path.as_str()) {
                     Ok(s) => Ok(Value::str(s)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         fail(span, format!("file not found: {path}"))
@@ -401,7 +400,7 @@ impl Interp {
                 let Value::Str(path) = arg(0) else {
                     return fail(span, "`read_csv` needs a path (Str)");
                 };
-                Ok(match crate::data::read_csv(path.as_str()) {
+                Ok(match crate::data::read_csv(&mut *self.host, path.as_str()) {
                     Ok(v) => Value::Ok(Rc::new(v)),
                     Err(m) => Value::Err(Rc::new(Value::str(m))),
                 })
@@ -410,7 +409,7 @@ impl Interp {
                 let Value::Str(path) = arg(0) else {
                     return fail(span, "`load_npy` needs a path (Str)");
                 };
-                crate::data::load_npy(path.as_str()).or_else(|m| fail(span, m))
+                crate::data::load_npy(&mut *self.host, path.as_str()).or_else(|m| fail(span, m))
             }
             Builtin::SaveNpy => {
                 let Value::Str(path) = arg(0) else {
@@ -423,7 +422,7 @@ impl Interp {
                         format!("`save_npy` needs a tensor, not `{}`", arg(1).type_name()),
                     );
                 };
-                crate::data::save_npy(path.as_str(), t)
+                crate::data::save_npy(&mut *self.host, path.as_str(), t)
                     .map(|_| Value::Unit)
                     .or_else(|m| fail(span, m))
             }
@@ -431,11 +430,12 @@ impl Interp {
                 let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
                     return fail(span, "`write_text` needs a path and a Str");
                 };
-                write_atomic(&path, text.as_bytes())
+                self.host
+                    .write_file(&path, text.as_bytes())
                     .or_else(|e| fail(span, format!("cannot write {path}: {e}")))?;
                 Ok(Value::Unit)
             }
-            Builtin::Clock => Ok(Value::F64(self.start.elapsed().as_secs_f64())),
+            Builtin::Clock => Ok(Value::F64(self.host.clock())),
             Builtin::Tape
             | Builtin::Backward
             | Builtin::BackwardScaled
@@ -768,32 +768,6 @@ impl Interp {
             (other, _) => fail(span, format!("a `{}` cannot be indexed", other.type_name())),
         }
     }
-}
-
-/// Writes a file so that a crash never leaves it half written: the bytes go
-/// to a temporary file in the same directory, which is then renamed over
-/// the target (spec §9).
-pub(crate) fn write_atomic(path: &str, bytes: &[u8]) -> std::io::Result<()> {
-    let target = std::path::Path::new(path);
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

@@ -39,11 +39,13 @@ use twill_tensor::convert::Scalar;
 use twill_tensor::storage::{Element, Storage};
 use twill_tensor::{with_storage, DType, Tensor, TensorError};
 
+use twill_host::Host;
+
 use crate::value::Value;
 
 /// The whole file, or a message saying why it cannot be read.
-fn read_file(path: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| {
+fn read_file(host: &mut dyn Host, path: &str) -> Result<Vec<u8>, String> {
+    host.read_file(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!("file not found: {path}")
         } else {
@@ -56,8 +58,8 @@ fn read_file(path: &str) -> Result<Vec<u8>, String> {
 
 /// Reads a CSV file with a header row into an `Arr` of its columns, in
 /// header order (see the module comment for the rules).
-pub(crate) fn read_csv(path: &str) -> Result<Value, String> {
-    let bytes = read_file(path)?;
+pub(crate) fn read_csv(host: &mut dyn Host, path: &str) -> Result<Value, String> {
+    let bytes = read_file(host, path)?;
     let columns = parse_csv(&bytes, path)?;
     Ok(Value::Arr(Rc::new(columns)))
 }
@@ -318,16 +320,17 @@ impl<'a> CsvReader<'a> {
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Reads an NPY file into a tensor of the matching dtype.
-pub(crate) fn load_npy(path: &str) -> Result<Value, String> {
-    let bytes = read_file(path)?;
+pub(crate) fn load_npy(host: &mut dyn Host, path: &str) -> Result<Value, String> {
+    let bytes = read_file(host, path)?;
     let t = decode_npy(&bytes).map_err(|e| format!("{path}: {e}"))?;
     Ok(Value::Tensor(Rc::new(t)))
 }
 
 /// Writes `t` as an NPY file, atomically (spec §9).
-pub(crate) fn save_npy(path: &str, t: &Tensor) -> Result<(), String> {
+pub(crate) fn save_npy(host: &mut dyn Host, path: &str, t: &Tensor) -> Result<(), String> {
     let bytes = encode_npy(t).map_err(|e| format!("cannot save {path}: {e}"))?;
-    crate::builtins::write_atomic(path, &bytes).map_err(|e| format!("cannot write {path}: {e}"))
+    host.write_file(path, &bytes)
+        .map_err(|e| format!("cannot write {path}: {e}"))
 }
 
 /// The dtype an NPY `descr` names, and whether its bytes are big-endian.
@@ -689,6 +692,11 @@ mod tests {
         std::fs::read(format!("{FIXTURES}{name}")).expect("fixture exists")
     }
 
+    /// These tests read and write real files.
+    fn host() -> twill_host::RealHost {
+        twill_host::RealHost::buffered(Vec::new())
+    }
+
     /// A scratch file path for one test, unique to this process; the test
     /// removes it.
     fn scratch(name: &str) -> String {
@@ -805,14 +813,14 @@ mod tests {
 
     #[test]
     fn csv_file_not_found() {
-        let err = read_csv("/nonexistent/twill/x.csv").unwrap_err();
+        let err = read_csv(&mut host(), "/nonexistent/twill/x.csv").unwrap_err();
         assert_eq!(err, "file not found: /nonexistent/twill/x.csv");
     }
 
     #[test]
     fn csv_the_digits_example() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/digits.csv");
-        let Value::Arr(cols) = read_csv(path).unwrap() else {
+        let Value::Arr(cols) = read_csv(&mut host(), path).unwrap() else {
             panic!("an Arr")
         };
         assert_eq!(cols.len(), 65);
@@ -955,8 +963,8 @@ mod tests {
             ];
             for (k, t) in cases.iter().enumerate() {
                 let path = scratch(&format!("{dtype}_{k}.npy"));
-                save_npy(&path, t).unwrap();
-                let Value::Tensor(back) = load_npy(&path).unwrap() else {
+                save_npy(&mut host(), &path, t).unwrap();
+                let Value::Tensor(back) = load_npy(&mut host(), &path).unwrap() else {
                     panic!("a tensor")
                 };
                 assert_eq!(
@@ -974,7 +982,7 @@ mod tests {
     fn npy_bf16_cannot_be_saved() {
         let t = f64_tensor(&[1.0], &[1]).cast(DType::Bf16).unwrap();
         let path = scratch("bf16.npy");
-        let err = save_npy(&path, &t).unwrap_err();
+        let err = save_npy(&mut host(), &path, &t).unwrap_err();
         assert!(err.contains("NPY has no bf16 dtype; save t.to(f32)"), "{err}");
         assert!(!std::path::Path::new(&path).exists());
     }
@@ -1051,7 +1059,7 @@ mod tests {
         v9[6] = 9;
         assert!(decode_npy(&v9).unwrap_err().contains("version 9.0"));
         assert_eq!(
-            load_npy("/nonexistent/twill/x.npy").unwrap_err(),
+            load_npy(&mut host(), "/nonexistent/twill/x.npy").unwrap_err(),
             "file not found: /nonexistent/twill/x.npy"
         );
     }

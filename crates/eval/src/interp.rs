@@ -6,13 +6,12 @@
 //! Invariant: nothing here panics on any program; every failure is a
 //! `RuntimeError` with the span of the expression that failed.
 
-use std::io::Write;
 use std::rc::Rc;
-use std::time::Instant;
 
 use twill_check::builtins::{HostMethod, MethodRef};
 use twill_check::hir::{self, Capture, ExprKind as H, Member, Module, PathElem, Pattern, Stmt, Var};
 use twill_check::RtType;
+use twill_host::Host;
 use twill_syntax::ast::BinOp;
 use twill_syntax::{Diagnostic, Span};
 
@@ -81,9 +80,8 @@ pub struct Interp {
     /// The checker's interned names, for messages.
     pub(crate) symbols: Rc<Vec<Rc<str>>>,
     pub(crate) stack: Vec<Value>,
-    pub(crate) args: Vec<String>,
-    pub(crate) out: Box<dyn Write>,
-    pub(crate) start: Instant,
+    /// Everything outside: files, output, arguments, the clock.
+    pub(crate) host: Box<dyn Host>,
     pub(crate) depth: usize,
 }
 
@@ -94,21 +92,25 @@ enum Key {
 }
 
 impl Interp {
-    pub fn new(args: Vec<String>, out: Box<dyn Write>) -> Interp {
+    pub fn new(host: Box<dyn Host>) -> Interp {
         Interp {
             globals: Vec::new(),
             global_names: Vec::new(),
             symbols: Rc::new(Vec::new()),
             stack: Vec::with_capacity(1024),
-            args,
-            out,
-            start: Instant::now(),
+            host,
             depth: 0,
         }
     }
 
     pub fn flush(&mut self) {
-        let _ = self.out.flush();
+        let _ = self.host.stdout().flush();
+    }
+
+    /// The host the program runs against (the session reads its sources
+    /// and writes the REPL's values through it).
+    pub fn host(&mut self) -> &mut dyn Host {
+        &mut *self.host
     }
 
     /// Runs a checked module. Returns the value of its last statement when
@@ -152,7 +154,7 @@ impl Interp {
     /// (parameter and return annotations are checked). For tests and
     /// embedders; errors carry an empty span at offset 0.
     pub fn call_global(&mut self, name: &str, args: Vec<Value>) -> Result<Value, RuntimeError> {
-        let span = Span::new(0, 0);
+        let span = Span::default();
         let callee = self
             .global_names
             .iter()

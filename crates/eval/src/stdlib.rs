@@ -1,19 +1,16 @@
 //! The standard library written in twill itself, shipped inside the
-//! interpreter and loaded before every program (and the REPL). Its files'
-//! spans start at [`STDLIB_BASE`] and follow each other, so a run-time error
-//! inside the library can be rendered against the right file.
+//! interpreter and loaded before every program (and the REPL). Each file is
+//! parsed as its own source file: the caller registers it in its source map
+//! and says which [`FileId`] it has, so a run-time error inside the library
+//! is rendered against the right file.
 //!
 //! Its top-level names carry a prefix per file (`float_…`) so that they do
 //! not collide with a program's own names.
 
 use twill_check::Checker;
-use twill_syntax::Span;
+use twill_syntax::FileId;
 
 use crate::interp::Interp;
-
-/// Where the standard library's spans begin: above any program's (programs
-/// are limited to 2 GiB, spans are 32-bit).
-pub const STDLIB_BASE: usize = 1 << 31;
 
 /// The library's files: name and source.
 pub const FILES: &[(&str, &str)] = &[
@@ -23,28 +20,17 @@ pub const FILES: &[(&str, &str)] = &[
     ("amp.tw", include_str!("../stdlib/amp.tw")),
 ];
 
-/// The file a span points into: its name, its source, and the span made
-/// relative to it. `None` for spans of the user's program.
-pub fn locate(span: Span) -> Option<(&'static str, &'static str, Span)> {
-    let mut base = STDLIB_BASE;
-    for (name, src) in FILES {
-        let start = span.start as usize;
-        if start >= base && start <= base + src.len() {
-            let rel = Span::new(start - base, (span.end as usize).saturating_sub(base));
-            return Some((name, src, rel));
-        }
-        base += src.len() + 1;
-    }
-    None
-}
-
-/// Parses, checks and runs every library file into `checker` and `interp`.
-/// The library is tested to load cleanly; a failure here is a bug in twill,
+/// Parses, checks and runs every library file into `checker` and `interp`;
+/// `register` is given each file's name and text and returns its id. The
+/// library is tested to load cleanly; a failure here is a bug in twill,
 /// reported as a message rather than a panic.
-pub fn load(checker: &mut Checker, interp: &mut Interp) -> Result<(), String> {
-    let mut base = STDLIB_BASE;
+pub fn load(
+    checker: &mut Checker,
+    interp: &mut Interp,
+    register: &mut dyn FnMut(&'static str, &'static str) -> FileId,
+) -> Result<(), String> {
     for (name, src) in FILES {
-        let parsed = twill_syntax::parse_with_base(src, base);
+        let parsed = twill_syntax::parse(src, register(name, src));
         if let Some(d) = parsed.errors.first() {
             return Err(format!("standard library {name}: {}", d.message));
         }
@@ -60,7 +46,6 @@ pub fn load(checker: &mut Checker, interp: &mut Interp) -> Result<(), String> {
         interp
             .run(&module, &checker.global_names())
             .map_err(|e| format!("standard library {name}: {}", e.message))?;
-        base += src.len() + 1;
     }
     Ok(())
 }

@@ -578,9 +578,7 @@ pub(crate) fn plain_op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError
             None => None,
         });
     }
-    twill_tensor::ops::call(op, args)
-        .map(from_out)
-        .map_err(OpError::from)
+    twill_tensor::ops::call(op, args).map(from_out)
 }
 
 #[allow(clippy::boxed_local)] // the evaluator's error type is boxed

@@ -11,7 +11,7 @@
 use logos::Logos;
 
 use crate::diagnostic::Diagnostic;
-use crate::span::Span;
+use crate::span::{FileId, Span};
 
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 #[logos(skip r"[ \t\r\f]+")]
@@ -353,7 +353,8 @@ pub struct Lexed {
     pub joined_lines: Vec<(usize, Span)>,
 }
 
-pub fn lex(src: &str) -> Lexed {
+/// Lexes the text of the file `file`; error spans point into it.
+pub fn lex(src: &str, file: FileId) -> Lexed {
     let mut raw = Vec::new();
     let mut errors = Vec::new();
     let mut lexer = Raw::lexer(src);
@@ -361,12 +362,12 @@ pub fn lex(src: &str) -> Lexed {
         let span = lexer.span();
         let slice = lexer.slice();
         let tok = match res {
-            Ok(r) => decode(r, slice, span.start, &mut errors),
+            Ok(r) => decode(r, slice, file, span.start, &mut errors),
             Err(()) => {
                 let ch = slice.chars().next().unwrap_or('?');
                 errors.push(
                     Diagnostic::error(
-                        Span::new(span.start, span.end),
+                        Span::new(file, span.start, span.end),
                         format!("unexpected character `{}`", ch.escape_debug()),
                     )
                     .with_label("not part of any token"),
@@ -376,7 +377,7 @@ pub fn lex(src: &str) -> Lexed {
         };
         raw.push((span.start, tok, span.end));
     }
-    let (tokens, open_brackets, joined_lines) = apply_newline_rules(raw);
+    let (tokens, open_brackets, joined_lines) = apply_newline_rules(raw, file);
     Lexed {
         tokens,
         errors,
@@ -385,8 +386,8 @@ pub fn lex(src: &str) -> Lexed {
     }
 }
 
-fn decode(r: Raw, slice: &str, start: usize, errors: &mut Vec<Diagnostic>) -> Tok {
-    let span = Span::new(start, start + slice.len());
+fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diagnostic>) -> Tok {
+    let span = Span::new(file, start, start + slice.len());
     match r {
         Raw::Newline => Tok::Newline,
         Raw::Semi => Tok::Semi,
@@ -425,7 +426,7 @@ fn decode(r: Raw, slice: &str, start: usize, errors: &mut Vec<Diagnostic>) -> To
                 }
             }
         }
-        Raw::Str => match unescape(&slice[1..slice.len() - 1], start + 1) {
+        Raw::Str => match unescape(&slice[1..slice.len() - 1], file, start + 1) {
             Ok(s) => Tok::Str(s),
             Err(d) => {
                 errors.push(d);
@@ -479,7 +480,7 @@ fn decode(r: Raw, slice: &str, start: usize, errors: &mut Vec<Diagnostic>) -> To
 }
 
 /// Decodes the escapes of spec §2: `\n \t \r \\ \" \u{XXXX}`.
-fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
+fn unescape(body: &str, file: FileId, base: usize) -> Result<String, Diagnostic> {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -489,7 +490,7 @@ fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
         }
         let Some((_, e)) = chars.next() else {
             return Err(Diagnostic::error(
-                Span::new(base + i, base + i + 1),
+                Span::new(file, base + i, base + i + 1),
                 "unfinished escape",
             ));
         };
@@ -520,7 +521,7 @@ fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
                     _ => {
                         let end = base + i + 2 + close.map(|c| c + 1).unwrap_or(0);
                         return Err(Diagnostic::error(
-                            Span::new(base + i, end),
+                            Span::new(file, base + i, end),
                             "invalid unicode escape: expected `\\u{XXXX}` naming a Unicode scalar value",
                         ));
                     }
@@ -528,7 +529,7 @@ fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
             }
             other => {
                 return Err(Diagnostic::error(
-                    Span::new(base + i, base + i + 1 + other.len_utf8()),
+                    Span::new(file, base + i, base + i + 1 + other.len_utf8()),
                     format!("unknown escape `\\{}`", other.escape_debug()),
                 )
                 .with_note("the escapes are \\n \\t \\r \\\\ \\\" and \\u{XXXX}"));
@@ -538,7 +539,7 @@ fn unescape(body: &str, base: usize) -> Result<String, Diagnostic> {
     Ok(out)
 }
 
-fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize, Vec<(usize, Span)>) {
+fn apply_newline_rules(raw: Vec<Spanned>, file: FileId) -> (Vec<Spanned>, usize, Vec<(usize, Span)>) {
     let mut out: Vec<Spanned> = Vec::with_capacity(raw.len());
     // Open brackets with their spans.
     let mut stack: Vec<(Tok, Span)> = Vec::new();
@@ -572,7 +573,7 @@ fn apply_newline_rules(raw: Vec<Spanned>) -> (Vec<Spanned>, usize, Vec<(usize, S
             }
         }
         match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push((tok.clone(), Span::new(l, r))),
+            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push((tok.clone(), Span::new(file, l, r))),
             Tok::RParen | Tok::RBracket | Tok::RBrace => {
                 stack.pop();
             }
@@ -591,7 +592,11 @@ mod tests {
     use super::*;
 
     fn toks(src: &str) -> Vec<Tok> {
-        lex(src).tokens.into_iter().map(|(_, t, _)| t).collect()
+        lex(src, FileId(0))
+            .tokens
+            .into_iter()
+            .map(|(_, t, _)| t)
+            .collect()
     }
 
     #[test]
@@ -613,9 +618,9 @@ mod tests {
 
     #[test]
     fn out_of_range_int_is_an_error() {
-        let l = lex("9223372036854775808");
+        let l = lex("9223372036854775808", FileId(0));
         assert_eq!(l.errors.len(), 1);
-        assert!(lex("9223372036854775807").errors.is_empty());
+        assert!(lex("9223372036854775807", FileId(0)).errors.is_empty());
     }
 
     #[test]
@@ -636,7 +641,7 @@ mod tests {
 
     #[test]
     fn bad_input_becomes_error_tokens() {
-        let l = lex("let x = $ \"abc");
+        let l = lex("let x = $ \"abc", FileId(0));
         assert_eq!(l.errors.len(), 2);
         assert!(l.tokens.iter().any(|(_, t, _)| *t == Tok::Error));
     }

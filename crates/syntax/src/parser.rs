@@ -8,7 +8,7 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 use crate::ast::{Expr, ExprKind, Program};
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{self, Tok};
-use crate::span::Span;
+use crate::span::{FileId, Span};
 
 #[allow(clippy::all, unused_parens, dead_code)]
 mod grammar {
@@ -27,21 +27,23 @@ pub struct Parsed {
 /// Longest source accepted; spans are 32-bit.
 pub const MAX_SOURCE_LEN: usize = u32::MAX as usize / 2;
 
-pub fn parse(src: &str) -> Parsed {
+/// Parses the text of the file `file`; every span in the tree and the
+/// errors points into it.
+pub fn parse(src: &str, file: FileId) -> Parsed {
     if src.len() > MAX_SOURCE_LEN {
         return Parsed {
             program: Program { stmts: vec![] },
             errors: vec![Diagnostic::error(
-                Span::new(0, 0),
+                Span::new(file, 0, 0),
                 "source file is too large (over 2 GiB)",
             )],
             incomplete: false,
         };
     }
-    let lexed = lexer::lex(src);
+    let lexed = lexer::lex(src, file);
     let mut recovered: Vec<ErrorRecovery<usize, Tok, ()>> = Vec::new();
     let tokens = lexed.tokens.into_iter().map(Ok::<_, ()>);
-    let result = grammar::ProgramParser::new().parse(&mut recovered, tokens);
+    let result = grammar::ProgramParser::new().parse(&mut recovered, file, tokens);
     let mut errors = lexed.errors;
     let lex_error_starts: Vec<u32> = errors.iter().map(|d| d.span.start).collect();
     let mut incomplete = lexed.open_brackets > 0;
@@ -49,7 +51,7 @@ pub fn parse(src: &str) -> Parsed {
         if let ParseError::UnrecognizedEof { .. } = e {
             *incomplete = true;
         }
-        if let Some(mut d) = to_diagnostic(e, src.len()) {
+        if let Some(mut d) = to_diagnostic(e, src.len(), file) {
             // An unexpected token at the start of a line that an open
             // bracket joined to the previous one: point at the bracket.
             if let Some((_, open)) = lexed
@@ -116,13 +118,13 @@ fn expected_list(expected: &[String]) -> String {
     }
 }
 
-fn to_diagnostic(e: ParseError<usize, Tok, ()>, src_len: usize) -> Option<Diagnostic> {
+fn to_diagnostic(e: ParseError<usize, Tok, ()>, src_len: usize, file: FileId) -> Option<Diagnostic> {
     Some(match e {
         ParseError::InvalidToken { location } => {
-            Diagnostic::error(Span::new(location, location + 1), "invalid token")
+            Diagnostic::error(Span::new(file, location, location + 1), "invalid token")
         }
         ParseError::UnrecognizedEof { location, expected } => Diagnostic::error(
-            Span::new(location.min(src_len), location.min(src_len)),
+            Span::new(file, location.min(src_len), location.min(src_len)),
             format!("unexpected end of input{}", expected_list(&expected)),
         )
         .with_label("input ends here"),
@@ -138,7 +140,7 @@ fn to_diagnostic(e: ParseError<usize, Tok, ()>, src_len: usize) -> Option<Diagno
                 Tok::EqEq | Tok::NotEq | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge
             ) && !expected.iter().any(|e| e == "\"<\"" || e == "\"==\"");
             let d = Diagnostic::error(
-                Span::new(l, r),
+                Span::new(file, l, r),
                 format!("unexpected {}{}", tok.describe(), expected_list(&expected)),
             )
             .with_label("unexpected here");
@@ -149,60 +151,22 @@ fn to_diagnostic(e: ParseError<usize, Tok, ()>, src_len: usize) -> Option<Diagno
             }
         }
         ParseError::ExtraToken { token: (l, tok, r) } => {
-            Diagnostic::error(Span::new(l, r), format!("unexpected {}", tok.describe()))
+            Diagnostic::error(Span::new(file, l, r), format!("unexpected {}", tok.describe()))
         }
         ParseError::User { .. } => return None,
     })
 }
 
-/// Parses a file whose spans are to start at byte `base` instead of 0, so
-/// that spans of several files (the standard library beside a program) can
-/// live in one space and still say which file they point into. Meant for
-/// sources known to be valid: on a syntax error the diagnostics' spans are
-/// those of `parse` (relative to the file), shifted by `base`.
-pub fn parse_with_base(src: &str, base: usize) -> Parsed {
-    if base == 0 || src.len() > MAX_SOURCE_LEN {
-        return parse(src);
-    }
-    let lexed = lexer::lex(src);
-    if !lexed.errors.is_empty() || lexed.open_brackets > 0 {
-        let mut p = parse(src);
-        for d in &mut p.errors {
-            d.span = Span::new(d.span.start as usize + base, d.span.end as usize + base);
-        }
-        return p;
-    }
-    let mut recovered: Vec<ErrorRecovery<usize, Tok, ()>> = Vec::new();
-    let tokens = lexed
-        .tokens
-        .into_iter()
-        .map(|(l, t, r)| Ok::<_, ()>((l + base, t, r + base)));
-    match grammar::ProgramParser::new().parse(&mut recovered, tokens) {
-        Ok(program) if recovered.is_empty() => Parsed {
-            program,
-            errors: Vec::new(),
-            incomplete: false,
-        },
-        _ => {
-            let mut p = parse(src);
-            for d in &mut p.errors {
-                d.span = Span::new(d.span.start as usize + base, d.span.end as usize + base);
-            }
-            p
-        }
-    }
-}
-
 /// Helpers called from the grammar's actions.
-pub(crate) fn binary(op: crate::ast::BinOp, a: Expr, b: Expr, l: usize, r: usize) -> Expr {
+pub(crate) fn binary(op: crate::ast::BinOp, a: Expr, b: Expr, span: Span) -> Expr {
     Expr {
         kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
-        span: Span::new(l, r),
+        span,
     }
 }
 
 /// A call whose callee is a field access is a method call: `x.sum(axis=0)`.
-pub(crate) fn call(callee: Expr, args: Vec<crate::ast::Arg>, l: usize, r: usize) -> Expr {
+pub(crate) fn call(callee: Expr, args: Vec<crate::ast::Arg>, span: Span) -> Expr {
     let kind = match callee.kind {
         ExprKind::Field { base, name } => ExprKind::MethodCall {
             receiver: base,
@@ -217,10 +181,7 @@ pub(crate) fn call(callee: Expr, args: Vec<crate::ast::Arg>, l: usize, r: usize)
             args,
         },
     };
-    Expr {
-        kind,
-        span: Span::new(l, r),
-    }
+    Expr { kind, span }
 }
 
 #[cfg(test)]
@@ -229,7 +190,7 @@ mod tests {
     use crate::ast::StmtKind;
 
     fn ok(src: &str) -> Program {
-        let p = parse(src);
+        let p = parse(src, FileId(0));
         assert!(p.errors.is_empty(), "{src:?}: {:?}", p.errors);
         p.program
     }
@@ -260,7 +221,7 @@ mod tests {
 
     #[test]
     fn recovers_and_reports_every_error() {
-        let p = parse("let = 1\nprint(2)\nlet y = )\nprint(3)");
+        let p = parse("let = 1\nprint(2)\nlet y = )\nprint(3)", FileId(0));
         assert_eq!(p.errors.len(), 2, "{:?}", p.errors);
         assert!(p
             .program
@@ -271,24 +232,27 @@ mod tests {
 
     #[test]
     fn incomplete_input_is_detected() {
-        assert!(parse("fn f() {").incomplete);
-        assert!(parse("let x = (1 +").incomplete);
-        assert!(parse("let x = 1 +").incomplete);
-        assert!(!parse("let x = 1").incomplete);
-        assert!(!parse("let x = )").incomplete);
+        assert!(parse("fn f() {", FileId(0)).incomplete);
+        assert!(parse("let x = (1 +", FileId(0)).incomplete);
+        assert!(parse("let x = 1 +", FileId(0)).incomplete);
+        assert!(!parse("let x = 1", FileId(0)).incomplete);
+        assert!(!parse("let x = )", FileId(0)).incomplete);
     }
 
     #[test]
     fn comparisons_do_not_chain() {
-        let p = parse("a < b < c");
+        let p = parse("a < b < c", FileId(0));
         assert_eq!(p.errors.len(), 1);
         assert!(p.errors[0].notes.iter().any(|n| n.contains("do not chain")));
-        assert!(parse("a < )").errors.iter().all(|d| d.notes.is_empty()));
+        assert!(parse("a < )", FileId(0))
+            .errors
+            .iter()
+            .all(|d| d.notes.is_empty()));
     }
 
     #[test]
     fn unclosed_bracket_is_named() {
-        let p = parse("let x = (1 + 2\nprint(x)\n");
+        let p = parse("let x = (1 + 2\nprint(x)\n", FileId(0));
         assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
         assert!(
             p.errors[0].notes.iter().any(|n| n.contains("line 1, column 9")),
@@ -296,7 +260,7 @@ mod tests {
             p.errors
         );
         // A bracket that is closed says nothing.
-        assert!(parse("let x = (1 +\n 2) 3")
+        assert!(parse("let x = (1 +\n 2) 3", FileId(0))
             .errors
             .iter()
             .all(|d| d.notes.is_empty()));

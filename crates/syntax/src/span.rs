@@ -1,27 +1,39 @@
 //! The one source-position type of the whole interpreter: a half-open range
-//! of byte offsets into the program text. Every AST node, diagnostic and
-//! runtime error carries one; line and column are computed only when an
-//! error is rendered.
+//! of byte offsets into one source file, named by its [`FileId`]. Every AST
+//! node, diagnostic and runtime error carries one; the file's name and text
+//! live in the session's source map, and line and column are computed only
+//! when an error is rendered.
 
-/// A byte range `start..end` in one source file.
+/// Which source file a span points into: an index into the session's
+/// source map (the program, each standard-library file, each REPL entry).
+/// The parser is told the id of the file it parses; nothing else assigns
+/// one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// A byte range `start..end` in the file `file`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Span {
+    pub file: FileId,
     pub start: u32,
     pub end: u32,
 }
 
 impl Span {
-    pub fn new(start: usize, end: usize) -> Span {
-        // Sources larger than 4 GiB are refused before parsing, so this never truncates.
+    pub fn new(file: FileId, start: usize, end: usize) -> Span {
+        // Sources larger than 2 GiB are refused before parsing, so this never truncates.
         Span {
+            file,
             start: start as u32,
             end: end.max(start) as u32,
         }
     }
 
-    /// The smallest span covering both.
+    /// The smallest span covering both. Both lie in one file (a node and
+    /// its children); `self`'s file is kept.
     pub fn to(self, other: Span) -> Span {
         Span {
+            file: self.file,
             start: self.start.min(other.start),
             end: self.end.max(other.end),
         }

@@ -2,6 +2,19 @@
 //! every numeric value goes through. Packed storage and kernels arrive with
 //! the dtype-core work; this crate is where they live.
 
+// IO only through twill_host::Host; see clippy.toml for the rule and why.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::disallowed_methods,
+        clippy::disallowed_types,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+// Unit tests may use real files and the clock.
+#![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
+
 pub mod cast;
 pub mod construct;
 pub mod convert;

@@ -7,6 +7,10 @@
 //! Each file must hold a minimum number of vectors, so an emptied or
 //! truncated file fails instead of passing without checking anything.
 
+// Test code reads fixtures and runs the binary: the core crates' IO rule
+// (clippy.toml) is for the interpreter, not its tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use twill_tensor::convert::{
     bf16_bits_to_f64, f16_bits_to_f64, f32_to_f64, f64_to_bf16_bits, f64_to_f16_bits, f64_to_f32, narrow,
     widen, FloatFormat, Scalar,

@@ -5,6 +5,10 @@
 //! spellings; [`twill_spelling`] applies exactly those and nothing else, so
 //! any other difference is a real mismatch.
 
+// Test code reads fixtures and runs the binary: the core crates' IO rule
+// (clippy.toml) is for the interpreter, not its tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use twill_tensor::format_number;
 
 const VECTORS: &str = concat!(

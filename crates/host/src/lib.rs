@@ -1,0 +1,307 @@
+//! Everything outside the interpreter, behind one trait: files, standard
+//! input, output and error, the program's arguments, the environment and
+//! the clock. The evaluator and the session reach the world only through a
+//! [`Host`]; [`RealHost`] is the one place that touches the operating
+//! system (the workspace's `clippy.toml` forbids it everywhere else in the
+//! core crates), and [`CaptureHost`] keeps all of it in memory so a test,
+//! a notebook kernel or an editor can run a program and read what it wrote.
+
+// IO only through twill_host::Host; see clippy.toml for the rule and why.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::disallowed_methods,
+        clippy::disallowed_types,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+// Unit tests may use real files and the clock.
+#![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::rc::Rc;
+
+/// What a running program, and the session around it, may do outside.
+pub trait Host {
+    /// The whole content of the file at `path`.
+    fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>>;
+
+    /// The file at `path` as UTF-8 text; invalid UTF-8 is an
+    /// `InvalidData` error worded as the standard library words it.
+    fn read_text(&mut self, path: &str) -> io::Result<String> {
+        let bytes = self.read_file(path)?;
+        String::from_utf8(bytes)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+    }
+
+    /// Replaces the file at `path` with `bytes` so that a crash never
+    /// leaves it half written (spec §9).
+    fn write_file(&mut self, path: &str, bytes: &[u8]) -> io::Result<()>;
+
+    /// Everything left on standard input.
+    fn read_stdin(&mut self) -> io::Result<Vec<u8>>;
+
+    /// Where `print` writes.
+    fn stdout(&mut self) -> &mut dyn Write;
+
+    /// Where a program's own error output goes (diagnostics are data and
+    /// do not come here).
+    fn stderr(&mut self) -> &mut dyn Write;
+
+    /// The program's command-line arguments (after the file name).
+    fn args(&self) -> &[String];
+
+    /// An environment variable, if set and valid UTF-8.
+    fn env_var(&self, name: &str) -> Option<String>;
+
+    /// Seconds since the host was created (`clock()`).
+    fn clock(&self) -> f64;
+}
+
+/// The operating system: real files, the process's standard streams, its
+/// environment and a monotonic clock.
+pub struct RealHost {
+    args: Vec<String>,
+    stdout: Box<dyn Write>,
+    stderr: io::Stderr,
+    start: std::time::Instant,
+}
+
+// RealHost is the operating system: the one place in the core crates that
+// may touch it (clippy.toml forbids it everywhere else).
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
+impl RealHost {
+    /// For `twill run`: standard output is block-buffered (64 KiB), so a
+    /// program printing many lines does not pay a system call per line;
+    /// it is flushed when the program ends or fails.
+    pub fn buffered(args: Vec<String>) -> RealHost {
+        RealHost::with_stdout(
+            args,
+            Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout())),
+        )
+    }
+
+    /// For the REPL: standard output as the process has it (line-buffered),
+    /// so each entry's output appears as it is printed.
+    pub fn interactive() -> RealHost {
+        RealHost::with_stdout(Vec::new(), Box::new(io::stdout()))
+    }
+
+    /// Real files, environment and clock, with standard output going to
+    /// `stdout` instead (the golden harness captures it this way).
+    pub fn with_stdout(args: Vec<String>, stdout: Box<dyn Write>) -> RealHost {
+        RealHost {
+            args,
+            stdout,
+            stderr: io::stderr(),
+            start: std::time::Instant::now(),
+        }
+    }
+}
+
+// RealHost is the operating system: the one place in the core crates that
+// may touch it (clippy.toml forbids it everywhere else).
+#[allow(clippy::disallowed_methods, clippy::disallowed_types)]
+impl Host for RealHost {
+    fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn read_text(&mut self, path: &str) -> io::Result<String> {
+        std::fs::read_to_string(path)
+    }
+
+    /// The bytes go to a temporary file in the same directory, which is
+    /// then synced and renamed over the target; on failure the temporary
+    /// file is removed.
+    fn write_file(&mut self, path: &str, bytes: &[u8]) -> io::Result<()> {
+        let target = std::path::Path::new(path);
+        let dir = target
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| "out".into());
+        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+        let result = (|| {
+            let mut file = std::fs::File::create(&tmp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, target)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    fn read_stdin(&mut self) -> io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        io::Read::read_to_end(&mut io::stdin(), &mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn stdout(&mut self) -> &mut dyn Write {
+        &mut self.stdout
+    }
+
+    fn stderr(&mut self) -> &mut dyn Write {
+        &mut self.stderr
+    }
+
+    fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn clock(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+}
+
+/// Bytes shared between a [`CaptureHost`] and whoever reads them after the
+/// host has been handed to an interpreter.
+#[derive(Clone, Debug, Default)]
+pub struct SharedBuf(Rc<RefCell<Vec<u8>>>);
+
+impl SharedBuf {
+    /// Everything written so far, as text (invalid UTF-8 replaced).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+
+    /// Everything written so far.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.0.borrow().clone()
+    }
+}
+
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A host in memory: files in a map, standard input given up front,
+/// output captured, an empty environment unless set, and a clock that
+/// stays at zero (so captured output is deterministic). Clones share the
+/// same files and buffers: keep one to read what the program wrote.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureHost {
+    pub stdout: SharedBuf,
+    pub stderr: SharedBuf,
+    files: Rc<RefCell<BTreeMap<String, Vec<u8>>>>,
+    stdin: Vec<u8>,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+}
+
+impl CaptureHost {
+    pub fn new() -> CaptureHost {
+        CaptureHost::default()
+    }
+
+    pub fn with_args(mut self, args: Vec<String>) -> CaptureHost {
+        self.args = args;
+        self
+    }
+
+    pub fn with_stdin(mut self, bytes: impl Into<Vec<u8>>) -> CaptureHost {
+        self.stdin = bytes.into();
+        self
+    }
+
+    pub fn with_env(mut self, name: &str, value: &str) -> CaptureHost {
+        self.env.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// Puts a file in the in-memory file system.
+    pub fn add_file(&self, path: &str, bytes: impl Into<Vec<u8>>) {
+        self.files.borrow_mut().insert(path.to_string(), bytes.into());
+    }
+
+    /// A file's content, if the program (or `add_file`) wrote one.
+    pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        self.files.borrow().get(path).cloned()
+    }
+}
+
+impl Host for CaptureHost {
+    fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>> {
+        self.file(path)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    /// A map insertion is atomic already.
+    fn write_file(&mut self, path: &str, bytes: &[u8]) -> io::Result<()> {
+        self.add_file(path, bytes);
+        Ok(())
+    }
+
+    fn read_stdin(&mut self) -> io::Result<Vec<u8>> {
+        Ok(std::mem::take(&mut self.stdin))
+    }
+
+    fn stdout(&mut self) -> &mut dyn Write {
+        &mut self.stdout
+    }
+
+    fn stderr(&mut self) -> &mut dyn Write {
+        &mut self.stderr
+    }
+
+    fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.env.get(name).cloned()
+    }
+
+    fn clock(&self) -> f64 {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_host_round_trips_files_and_output() {
+        let keep = CaptureHost::new().with_stdin("in");
+        let mut host = keep.clone();
+        host.write_file("a.txt", b"hello").unwrap();
+        assert_eq!(host.read_text("a.txt").unwrap(), "hello");
+        assert_eq!(keep.file("a.txt").as_deref(), Some(&b"hello"[..]));
+        assert_eq!(
+            host.read_file("missing").unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        host.stdout().write_all(b"out\n").unwrap();
+        assert_eq!(keep.stdout.text(), "out\n");
+        assert_eq!(host.read_stdin().unwrap(), b"in");
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_as_the_standard_library_does() {
+        let mut host = CaptureHost::new();
+        host.add_file("bad", vec![0xff]);
+        let err = host.read_text("bad").unwrap_err();
+        assert_eq!(err.to_string(), "stream did not contain valid UTF-8");
+    }
+}

@@ -1,0 +1,324 @@
+//! One twill session: the source map, the pipeline parse → check → run with
+//! the standard library loaded once, the state a REPL keeps between
+//! entries, diagnostics as data, and the exit statuses of spec §1. `twill
+//! run`, `twill check`, the REPL and the golden harness (through the
+//! binary) all drive a [`Session`]; an editor or a notebook kernel would
+//! too. Everything outside (files, streams, arguments, clock) goes through
+//! the [`Host`] it is given; diagnostics go to a [`Reporter`], so only the
+//! caller decides where text is written.
+
+// IO only through twill_host::Host; see clippy.toml for the rule and why.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::disallowed_methods,
+        clippy::disallowed_types,
+        clippy::print_stdout,
+        clippy::print_stderr
+    )
+)]
+// Unit tests may use real files and the clock.
+#![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
+
+pub mod render;
+pub mod sources;
+
+use twill_check::{hir, Checker, Ty};
+use twill_eval::{print::display, Interp, Value};
+use twill_syntax::{Diagnostic, FileId, Span};
+
+pub use render::render;
+pub use sources::{Source, SourceMap};
+pub use twill_host::{CaptureHost, Host, RealHost, SharedBuf};
+
+/// How a `run` or `check` ended (spec §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Success.
+    Ok,
+    /// The program failed while running.
+    Runtime,
+    /// The program was rejected before running (or could not be read).
+    Static,
+}
+
+impl Status {
+    /// The process exit status.
+    pub fn code(self) -> i32 {
+        match self {
+            Status::Ok => 0,
+            Status::Runtime => 1,
+            Status::Static => 2,
+        }
+    }
+}
+
+/// Whether a program is run after it is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Run,
+    Check,
+}
+
+/// What the REPL does after an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Quit,
+}
+
+/// Where a session's diagnostics go, as they arise (so a checker warning
+/// is shown before the program's output, as a terminal user expects).
+pub trait Reporter {
+    /// Diagnostics of one phase; their spans name files in `sources`.
+    fn diagnostics(&mut self, sources: &SourceMap, diagnostics: &[Diagnostic]);
+    /// A problem with no place in a source (a file that cannot be read).
+    fn error(&mut self, message: &str);
+}
+
+/// A reporter that keeps everything, rendered without colour: for tests
+/// and for hosts with no terminal.
+#[derive(Clone, Debug, Default)]
+pub struct CollectReporter {
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every report as the terminal would show it.
+    pub text: String,
+}
+
+impl Reporter for CollectReporter {
+    fn diagnostics(&mut self, sources: &SourceMap, diagnostics: &[Diagnostic]) {
+        for d in diagnostics {
+            self.text.push_str(&render(sources, d, false));
+        }
+        self.diagnostics.extend_from_slice(diagnostics);
+    }
+
+    fn error(&mut self, message: &str) {
+        self.text.push_str(&format!("error: {message}\n"));
+    }
+}
+
+/// How a session is set up.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Assert at run time every tensor dtype the checker claims (the golden
+    /// harness turns this on; see `Checker::crosscheck`).
+    pub crosscheck: bool,
+}
+
+/// A checked source: its diagnostics (parse errors, or the checker's
+/// errors and warnings), the module to run when there were no errors, and
+/// the static type of every expression the checker saw.
+pub struct Checked {
+    pub file: FileId,
+    pub diagnostics: Vec<Diagnostic>,
+    pub module: Option<hir::Module>,
+    pub types: Vec<(Span, Ty)>,
+}
+
+const HELP: &str = "\
+Enter twill statements; the value of an expression statement is printed.
+Open brackets or blocks continue on the next line.
+  :help         this text
+  :type EXPR    the static type of an expression
+  :quit         leave (or end of input, Ctrl-D)";
+
+/// The source map, the checker's definitions and the interpreter's globals
+/// (which persist from one source to the next), and the host.
+pub struct Session {
+    sources: SourceMap,
+    checker: Checker,
+    interp: Interp,
+}
+
+impl Session {
+    /// A session with the standard library loaded. The library is tested to
+    /// load cleanly; `Err` is a bug in twill, worded for the user.
+    pub fn new(host: Box<dyn Host>, options: Options) -> Result<Session, String> {
+        let mut sources = SourceMap::new();
+        let mut checker = Checker::new();
+        checker.crosscheck = options.crosscheck;
+        let mut interp = Interp::new(host);
+        twill_eval::stdlib::load(&mut checker, &mut interp, &mut |name, text| {
+            sources.add(format!("<stdlib>/{name}"), text)
+        })
+        .map_err(|msg| format!("internal error in twill (please report it): {msg}"))?;
+        Ok(Session {
+            sources,
+            checker,
+            interp,
+        })
+    }
+
+    pub fn sources(&self) -> &SourceMap {
+        &self.sources
+    }
+
+    pub fn host(&mut self) -> &mut dyn Host {
+        self.interp.host()
+    }
+
+    /// Adds a source the caller already has (a REPL entry, an editor
+    /// buffer).
+    pub fn add_source(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        self.sources.add(name, text)
+    }
+
+    /// Reads a program through the host, from a path or standard input for
+    /// `-`, and adds it to the source map.
+    pub fn read_source(&mut self, path: &str) -> Result<FileId, String> {
+        let host = self.interp.host();
+        if path == "-" {
+            let bytes = host
+                .read_stdin()
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| "standard input is not valid UTF-8".to_string())?;
+            return Ok(self.sources.add("<stdin>", text));
+        }
+        let bytes = host.read_file(path).map_err(|e| {
+            let reason = match e.kind() {
+                std::io::ErrorKind::NotFound => "file not found".to_string(),
+                _ => e.to_string(),
+            };
+            format!("cannot read `{path}`: {reason}")
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("`{path}` is not valid UTF-8"))?;
+        Ok(self.sources.add(path, text))
+    }
+
+    /// Parses and checks a source against everything defined so far. With
+    /// no errors its definitions are kept (they are in force once the
+    /// module runs); with errors nothing is. An id this session did not
+    /// hand out names an empty source.
+    pub fn check(&mut self, file: FileId) -> Checked {
+        let text = self.sources.get(file).map_or("", |s| s.text.as_str());
+        let parsed = twill_syntax::parse(text, file);
+        if !parsed.errors.is_empty() {
+            return Checked {
+                file,
+                diagnostics: parsed.errors,
+                module: None,
+                types: Vec::new(),
+            };
+        }
+        let out = self.checker.check_program(&parsed.program);
+        Checked {
+            file,
+            diagnostics: out.diagnostics,
+            module: out.module,
+            types: out.types,
+        }
+    }
+
+    /// Runs a checked module; its value when it ends with an expression.
+    /// Output is flushed before an error is returned, so it comes before
+    /// the error's report.
+    pub fn run(&mut self, module: &hir::Module) -> Result<Option<Value>, Diagnostic> {
+        let result = self.interp.run(module, &self.checker.global_names());
+        self.interp.flush();
+        result.map_err(|e| e.to_diagnostic())
+    }
+
+    /// `twill run` (`Mode::Run`) and `twill check` (`Mode::Check`): read,
+    /// parse, check and (maybe) run one program.
+    pub fn run_path(&mut self, path: &str, mode: Mode, reporter: &mut dyn Reporter) -> Status {
+        let file = match self.read_source(path) {
+            Ok(file) => file,
+            Err(msg) => {
+                reporter.error(&msg);
+                return Status::Static;
+            }
+        };
+        let checked = self.check(file);
+        if !checked.diagnostics.is_empty() {
+            reporter.diagnostics(&self.sources, &checked.diagnostics);
+        }
+        let Some(module) = checked.module else {
+            return Status::Static;
+        };
+        if mode == Mode::Check {
+            return Status::Ok;
+        }
+        match self.run(&module) {
+            Ok(_) => Status::Ok,
+            Err(d) => {
+                reporter.diagnostics(&self.sources, &[d]);
+                Status::Runtime
+            }
+        }
+    }
+
+    /// One complete REPL entry: a `:command`, or statements whose value
+    /// (when the last is an expression) is printed. Errors are reported
+    /// and forgotten: a failed entry defines nothing.
+    pub fn entry(&mut self, text: &str, reporter: &mut dyn Reporter) -> Flow {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Flow::Continue;
+        }
+        if let Some(cmd) = trimmed.strip_prefix(':') {
+            return self.command(cmd, reporter);
+        }
+        let file = self.sources.add("<repl>", text);
+        let checked = self.check(file);
+        if !checked.diagnostics.is_empty() {
+            reporter.diagnostics(&self.sources, &checked.diagnostics);
+        }
+        let Some(module) = checked.module else {
+            return Flow::Continue;
+        };
+        match self.run(&module) {
+            Ok(Some(v)) if !matches!(v, Value::Unit) => {
+                self.print_line(&display(&v));
+            }
+            Ok(_) => {}
+            Err(d) => reporter.diagnostics(&self.sources, &[d]),
+        }
+        Flow::Continue
+    }
+
+    /// The static type of an expression, as `:type` shows it, or the
+    /// diagnostics that say why it has none. Nothing is defined.
+    pub fn type_of(&mut self, expr: &str) -> Result<Option<Ty>, Vec<Diagnostic>> {
+        let file = self.sources.add("<repl>", expr);
+        let parsed = twill_syntax::parse(expr, file);
+        if !parsed.errors.is_empty() {
+            return Err(parsed.errors);
+        }
+        // Type the expression as the value of a throwaway binding, on a
+        // copy of the checker so nothing is defined.
+        let mut probe = self.checker.clone();
+        let wrapped = format!("let __type_probe__ = ({expr})");
+        let file = self.sources.add("<repl>", wrapped.as_str());
+        let parsed = twill_syntax::parse(&wrapped, file);
+        let checked = probe.check_program(&parsed.program);
+        if checked.module.is_none() {
+            return Err(checked.diagnostics);
+        }
+        Ok(probe.global_type("__type_probe__").cloned())
+    }
+
+    fn command(&mut self, cmd: &str, reporter: &mut dyn Reporter) -> Flow {
+        let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
+        match name {
+            "help" | "h" => self.print_line(HELP),
+            "type" | "t" => match self.type_of(rest) {
+                Ok(Some(t)) => self.print_line(&t.to_string()),
+                Ok(None) => self.print_line("?"),
+                Err(diags) => reporter.diagnostics(&self.sources, &diags),
+            },
+            "quit" | "q" | "exit" => return Flow::Quit,
+            other => reporter.error(&format!("unknown command `:{other}` (try :help)")),
+        }
+        Flow::Continue
+    }
+
+    /// A line of the REPL's own output, through the host like the
+    /// program's.
+    fn print_line(&mut self, text: &str) {
+        let out = self.interp.host().stdout();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
