@@ -23,6 +23,8 @@ pub fn read_source(path: &str) -> Result<(String, String), String> {
         return Ok(("<stdin>".into(), text));
     }
     let bytes = std::fs::read(path).map_err(|e| {
+        // `ErrorKind` is non-exhaustive; every other kind has its own text.
+        #[allow(clippy::wildcard_enum_match_arm)]
         let reason = match e.kind() {
             std::io::ErrorKind::NotFound => "file not found".to_string(),
             _ => e.to_string(),

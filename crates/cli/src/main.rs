@@ -3,6 +3,8 @@
 //! runaway) recursion in a program works; a panic, which would be a bug in
 //! twill, is reported as an `error:` line, never as a Rust backtrace.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 mod driver;
 mod render;
 mod repl;

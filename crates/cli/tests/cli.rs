@@ -1,6 +1,9 @@
 //! End-to-end tests of the `twill` command itself: the REPL driven through
 //! a pipe, `run -`, `check`, exit statuses, `--help` and `--version`.
 
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

@@ -9,6 +9,9 @@
 //! run time, so a checker/evaluator disagreement shows up as an error in
 //! the snapshot.
 
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,6 +3,9 @@
 //! binary. Whatever the input, twill must answer with exit status 0, 1 or 2
 //! within a time limit, and never with a panic or an internal error.
 
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -10,6 +10,9 @@
 //! * composite models against JAX (`testdata/vectors/grads_jax.jsonl`, made
 //!   by `tools/oracle/grads.py`; `cargo test` needs no Python).
 
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 
