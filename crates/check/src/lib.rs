@@ -1,8 +1,8 @@
 //! The static checker: resolves names to slots, checks what can be known
 //! before running (unknown names, arities, methods, annotations,
 //! assignability), and lowers the AST to the HIR the evaluator runs.
-//! Dtype tracking through tensor operations joins it later; the rules it
-//! will use live in `twill-tensor`, never here.
+//! Dtype tracking through tensor operations applies the rules of
+//! `twill-tensor`, never rules of its own.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
