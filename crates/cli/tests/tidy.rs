@@ -1,8 +1,10 @@
 //! Tidy: conventions of the tree that no compiler checks. Every Rust file
-//! under `crates/` opens with a `//!` paragraph saying what it owns, and the
+//! under `crates/` opens with a `//!` paragraph saying what it owns; the
 //! user-facing prose (`README.md`, `docs/*.md`) makes no claim in the future
-//! tense about what exists: a phrase from [`STALE`] means the text describes
-//! a plan rather than the tree.
+//! tense about what exists (a phrase from [`STALE`] means the text describes
+//! a plan rather than the tree); and the README's tour is, line for line, the
+//! golden program `testdata/spec/ok/readme_tour.tw`, whose snapshot holds
+//! what it prints.
 
 // A failing test should stop with the value it was given, so tests unwrap.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -104,5 +106,20 @@ fn docs_make_no_future_tense_claims() {
         found.is_empty(),
         "say what exists, in the present tense:\n  {}",
         found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_readme_tour_is_the_golden_program() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let after = readme.split_once("## A short tour").expect("README has a tour").1;
+    let block = after.split_once("```\n").expect("the tour is a code block").1;
+    let tour = block.split_once("```").expect("the code block ends").0;
+    let program = fs::read_to_string(root().join("testdata/spec/ok/readme_tour.tw")).unwrap();
+    // The program's first line says what it is; the rest is the tour.
+    let body = program.split_once('\n').expect("the program has a header line").1;
+    assert_eq!(
+        tour, body,
+        "README's tour and testdata/spec/ok/readme_tour.tw differ"
     );
 }
