@@ -2,7 +2,8 @@
 //! under `crates/` opens with a `//!` paragraph saying what it owns; the
 //! user-facing prose (`README.md`, `docs/*.md`) makes no claim in the future
 //! tense about what exists (a phrase from [`STALE`] means the text describes
-//! a plan rather than the tree); and the README's tour is, line for line, the
+//! a plan rather than the tree) and links only to files in the repository,
+//! which a clone has; and the README's tour is, line for line, the
 //! golden program `testdata/spec/ok/readme_tour.tw`, whose snapshot holds
 //! what it prints.
 
@@ -121,5 +122,48 @@ fn the_readme_tour_is_the_golden_program() {
     assert_eq!(
         tour, body,
         "README's tour and testdata/spec/ok/readme_tour.tw differ"
+    );
+}
+
+#[test]
+fn docs_link_only_to_files_in_the_repository() {
+    let root = root().canonicalize().unwrap();
+    let mut docs = vec![root.join("README.md"), root.join("testdata/README.md")];
+    for entry in fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            docs.push(path);
+        }
+    }
+    let mut links = 0;
+    let mut bad = Vec::new();
+    for doc in &docs {
+        let text = fs::read_to_string(doc).unwrap();
+        let name = doc.strip_prefix(&root).unwrap_or(doc).display().to_string();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.contains("://") || target.starts_with('#') || target.starts_with("mailto:") {
+                continue;
+            }
+            links += 1;
+            let file = target.split('#').next().unwrap_or(target);
+            let inside = doc
+                .parent()
+                .unwrap()
+                .join(file)
+                .canonicalize()
+                .is_ok_and(|p| p.starts_with(&root));
+            if !inside {
+                bad.push(format!("{name}: ({target})"));
+            }
+        }
+    }
+    assert!(links >= 3, "found only {links} links");
+    assert!(
+        bad.is_empty(),
+        "links to files missing from the repository (a clone has only these):\n  {}",
+        bad.join("\n  ")
     );
 }
