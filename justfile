@@ -17,6 +17,11 @@ bench:
     cargo build --release
     python3 benches/lang/bench.py
 
+# Interpreter overhead of one small tensor operation (docs/performance.md).
+bench-overhead:
+    cargo build --release
+    python3 benches/overhead/bench.py
+
 # Tensor operations against NumPy/ml_dtypes (needs the oracle venv, see
 # tools/oracle/README.md); ratios go to docs/performance.md.
 bench-ops:

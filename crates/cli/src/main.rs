@@ -6,6 +6,7 @@
 // The command-line crate is the edge: it owns the terminal, the process and
 // the real host, so the core crates' IO rule (clippy.toml) does not apply.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod driver;
 mod render;

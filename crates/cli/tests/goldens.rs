@@ -1,11 +1,15 @@
 //! The golden harness: every `testdata/**/*.tw` program (outside
-//! `testdata/vectors/`) is run by a `twill_session::Session`, exactly as
-//! `twill run` runs it (real files, relative to the workspace root; stdout
-//! captured; diagnostics rendered without colour; the big stack of the
-//! binary's interpreter thread), and its source, stdout, stderr and exit
-//! status are compared with an insta snapshot in `goldens/`. Adding a test
-//! is dropping a file; a snapshot whose program no longer exists fails the
-//! run. See testdata/README.md. (`tests/cli.rs` covers the binary itself.)
+//! `testdata/vectors/`) is its own test, named after its path
+//! (`lang/ok/closures.tw` is `lang__ok__closures`; `build.rs` writes the
+//! list). Each is run by a `twill_session::Session`, exactly as `twill run`
+//! runs it (real files, relative to the workspace root; stdout captured;
+//! diagnostics rendered without colour; the big stack of the binary's
+//! interpreter thread), and its source, stdout, stderr and exit status are
+//! compared with the insta snapshot of the same name in `goldens/`. The
+//! folder holding a program states its outcome: under `ok/` it must exit 0,
+//! under `err/` with 1 or 2. Adding a test is dropping a file; a snapshot
+//! whose program no longer exists fails the run. See testdata/README.md.
+//! (`tests/cli.rs` covers the binary itself.)
 //!
 //! Every program runs with the crosscheck on (`TWILL_CROSSCHECK=1` for the
 //! binary): each tensor dtype the static checker claims (at bindings and
@@ -15,6 +19,8 @@
 // Test code reads fixtures and runs the binary: the core crates' IO rule
 // (clippy.toml) is for the interpreter, not its tests.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
 
@@ -48,15 +54,6 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `core/fib.tw` → `core__fib`.
-fn snapshot_name(rel: &Path) -> String {
-    rel.with_extension("")
-        .iter()
-        .map(|c| c.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("__")
-}
-
 /// A program may pass command-line arguments with a first line
 /// `# args: a b c`.
 fn program_args(source: &str) -> Vec<String> {
@@ -69,8 +66,9 @@ fn program_args(source: &str) -> Vec<String> {
 }
 
 /// Runs one program as `twill run REL ARGS…` would from the workspace root
-/// (the caller has made that the current directory).
-fn run_case(root: &Path, rel: &Path) -> String {
+/// (the caller has made that the current directory): the snapshot text of
+/// the run, and its exit status.
+fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
     let source = std::fs::read_to_string(root.join(rel)).expect("test program is readable");
     let args = program_args(&source);
     let path = rel.to_string_lossy().into_owned();
@@ -88,14 +86,67 @@ fn run_case(root: &Path, rel: &Path) -> String {
         .expect("a thread for the program")
         .join()
         .expect("the session does not panic");
-    format!(
+    let text = format!(
         "--- source\n{}\n--- stdout\n{}\n--- stderr\n{}\n--- exit status: {}\n",
         source.trim_end(),
         stdout.trim_end(),
         stderr.trim_end(),
         code
-    )
+    );
+    (text, Some(code))
 }
+
+/// The outcome a program's folder promises: `Some(true)` under `ok/`,
+/// `Some(false)` under `err/`, `None` anywhere else.
+fn expects_success(rel: &str) -> Option<bool> {
+    let folder = Path::new(rel).parent()?.file_name()?;
+    match folder.to_str()? {
+        "ok" => Some(true),
+        "err" => Some(false),
+        _ => None,
+    }
+}
+
+/// One golden: `rel` is the program's path below `testdata/`.
+fn golden(name: &str, rel: &str) {
+    let root = workspace_root();
+    // Programs name their data files relative to the workspace root, as
+    // `twill run` does when started there (every test sets the same one).
+    std::env::set_current_dir(&root).expect("the workspace root is a directory");
+    let path = Path::new("testdata").join(rel);
+    let (content, status) = run_case(&root, &path);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(root.join("goldens"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_input_file(root.join(&path));
+    settings.bind(|| insta::assert_snapshot!(name, content));
+    match expects_success(rel) {
+        Some(true) => assert_eq!(status, Some(0), "{rel} is under ok/ but exited with {status:?}"),
+        Some(false) => assert!(
+            matches!(status, Some(1 | 2)),
+            "{rel} is under err/ but exited with {status:?}"
+        ),
+        None => panic!("{rel} is in neither an ok/ nor an err/ folder"),
+    }
+}
+
+/// Defines one test per program and `PROGRAMS`, every (test name, path).
+macro_rules! goldens {
+    ($($name:ident => $rel:literal,)*) => {
+        const PROGRAMS: &[(&str, &str)] = &[$((stringify!($name), $rel)),*];
+        $(
+            // The test is named exactly like its snapshot file.
+            #[allow(non_snake_case)]
+            #[test]
+            fn $name() {
+                golden(stringify!($name), $rel);
+            }
+        )*
+    };
+}
+
+include!(concat!(env!("OUT_DIR"), "/goldens.rs"));
 
 /// Snapshots in `dir` that no program produced: a test that silently
 /// stopped running.
@@ -128,46 +179,43 @@ fn a_stray_snapshot_is_reported() {
 }
 
 #[test]
-fn goldens() {
+fn every_program_has_a_test_and_states_its_outcome() {
     let root = workspace_root();
-    // Programs name their data files relative to the workspace root, as
-    // `twill run` does when started there.
-    std::env::set_current_dir(&root).expect("the workspace root is a directory");
-    let mut programs = Vec::new();
-    collect(&root.join("testdata"), &mut programs);
+    let mut found = Vec::new();
+    collect(&root.join("testdata"), &mut found);
+    let found: Vec<String> = found
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(root.join("testdata")).unwrap();
+            rel.iter()
+                .map(|c| c.to_str().unwrap())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect();
+    let listed: Vec<String> = PROGRAMS.iter().map(|(_, rel)| rel.to_string()).collect();
     assert!(
-        programs.len() >= 40,
+        found.len() >= 40,
         "expected at least 40 golden programs, found {}",
-        programs.len()
+        found.len()
     );
-
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path(root.join("goldens"));
-    settings.set_prepend_module_to_snapshot(false);
-    settings.set_omit_expression(true);
-
-    let mut names = Vec::new();
-    let mut failures = Vec::new();
-    for path in &programs {
-        let rel = path
-            .strip_prefix(&root)
-            .expect("program is under the workspace")
-            .to_path_buf();
-        let name = snapshot_name(rel.strip_prefix("testdata").unwrap_or(&rel));
-        names.push(name.clone());
-        let content = run_case(&root, &rel);
-        settings.set_input_file(path);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            settings.bind(|| insta::assert_snapshot!(name.as_str(), content));
-        }));
-        if result.is_err() {
-            failures.push(rel.display().to_string());
-        }
-    }
-
-    let unreferenced = unreferenced_snapshots(&root.join("goldens"), &names);
+    assert_eq!(found, listed, "build.rs's list of programs is stale");
+    let unsorted: Vec<&String> = found
+        .iter()
+        .filter(|rel| expects_success(rel).is_none())
+        .collect();
     assert!(
-        failures.is_empty() && unreferenced.is_empty(),
-        "golden mismatches: {failures:?}\nunreferenced snapshots (delete them or restore their programs): {unreferenced:?}"
+        unsorted.is_empty(),
+        "programs in neither an ok/ nor an err/ folder: {unsorted:?}"
+    );
+}
+
+#[test]
+fn every_snapshot_has_a_program() {
+    let names: Vec<String> = PROGRAMS.iter().map(|(name, _)| name.to_string()).collect();
+    let unreferenced = unreferenced_snapshots(&workspace_root().join("goldens"), &names);
+    assert!(
+        unreferenced.is_empty(),
+        "unreferenced snapshots (delete them or restore their programs): {unreferenced:?}"
     );
 }

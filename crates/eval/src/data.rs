@@ -683,6 +683,8 @@ fn append_le_bytes<T: Element>(v: &[T], out: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
+// A value of any other variant than the one a test expects is a failure.
+#[allow(clippy::wildcard_enum_match_arm)]
 mod tests {
     use super::*;
 

@@ -26,11 +26,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
         }
         (Value::Int(x), Value::F64(y)) => float_op_mixed(op, a, b, *x as f64, *y),
         (Value::F64(x), Value::Int(y)) => float_op_mixed(op, a, b, *x, *y as f64),
-        _ => match op {
-            BinOp::Eq => Ok(Value::Bool(equal(a, b))),
-            BinOp::Ne => Ok(Value::Bool(!equal(a, b))),
-            _ => other_op(op, a, b),
-        },
+        _ if op == BinOp::Eq => Ok(Value::Bool(equal(a, b))),
+        _ if op == BinOp::Ne => Ok(Value::Bool(!equal(a, b))),
+        _ => other_op(op, a, b),
     }
 }
 
@@ -150,14 +148,17 @@ fn float_op(op: BinOp, x: f64, y: f64) -> OpResult {
 fn float_op_mixed(op: BinOp, a: &Value, b: &Value, x: f64, y: f64) -> OpResult {
     if op.is_comparison() {
         let ord = compare_numbers(a, b);
-        return Ok(Value::Bool(match op {
+        // `is_comparison` leaves `Ge` as the only operator the last arm sees.
+        #[allow(clippy::wildcard_enum_match_arm)]
+        let holds = match op {
             BinOp::Eq => ord == Some(Ordering::Equal),
             BinOp::Ne => ord != Some(Ordering::Equal),
             BinOp::Lt => ord == Some(Ordering::Less),
             BinOp::Le => matches!(ord, Some(Ordering::Less | Ordering::Equal)),
             BinOp::Gt => ord == Some(Ordering::Greater),
             _ => matches!(ord, Some(Ordering::Greater | Ordering::Equal)),
-        }));
+        };
+        return Ok(Value::Bool(holds));
     }
     float_op(op, x, y).map_err(|_| {
         format!(
@@ -183,7 +184,7 @@ fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
     let t = f.trunc();
     match i.cmp(&(t as i64)) {
         Ordering::Equal => 0.0.partial_cmp(&(f - t)),
-        o => Some(o),
+        o @ (Ordering::Less | Ordering::Greater) => Some(o),
     }
 }
 
@@ -197,6 +198,9 @@ pub fn compare_numbers(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+// An operator without a meaning for these operands falls through to the type
+// error at the end, whatever operator it is.
+#[allow(clippy::wildcard_enum_match_arm)]
 fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
     match (a, b) {
         (Value::Bool(x), Value::Bool(y)) => match op {

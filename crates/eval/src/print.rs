@@ -10,9 +10,11 @@ use crate::value::Value;
 /// The text `print` writes for a value.
 pub fn display(v: &Value) -> String {
     let mut out = String::new();
-    match v {
-        Value::Str(s) => out.push_str(s),
-        other => write_value(&mut out, other, 0),
+    // Only a top-level string prints raw; inside containers it is quoted.
+    if let Value::Str(s) = v {
+        out.push_str(s);
+    } else {
+        write_value(&mut out, v, 0);
     }
     out
 }

@@ -23,6 +23,14 @@
 // Test code reads fixtures and runs the binary: the core crates' IO rule
 // (clippy.toml) is for the interpreter, not its tests.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+// A failing test should stop with the value it was given, so tests unwrap,
+// and a result of any other variant than the expected one is a failure.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::wildcard_enum_match_arm
+)]
 
 use std::time::Instant;
 

@@ -181,6 +181,8 @@ pub enum Tok {
 
 impl Tok {
     /// How the token is shown in "unexpected …" messages.
+    // Every token not named here is spelled one way, and `text` names each.
+    #[allow(clippy::wildcard_enum_match_arm)]
     pub fn describe(&self) -> String {
         match self {
             Tok::Newline => "end of line".into(),
@@ -392,30 +394,9 @@ fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diag
         Raw::Newline => Tok::Newline,
         Raw::Semi => Tok::Semi,
         Raw::Ident => keyword(slice).unwrap_or_else(|| Tok::Ident(slice.to_string())),
-        Raw::DecInt | Raw::HexInt | Raw::BinInt => {
-            let (digits, radix) = match r {
-                Raw::HexInt => (&slice[2..], 16),
-                Raw::BinInt => (&slice[2..], 2),
-                _ => (slice, 10),
-            };
-            let clean: String = digits.chars().filter(|c| *c != '_').collect();
-            if clean.is_empty() || clean.chars().any(|c| !c.is_digit(radix)) {
-                errors.push(Diagnostic::error(span, "malformed integer literal").with_label("malformed"));
-                return Tok::Error;
-            }
-            match i64::from_str_radix(&clean, radix) {
-                Ok(v) => Tok::Int(v),
-                Err(_) => {
-                    errors.push(
-                        Diagnostic::error(span, "integer literal out of range for Int (64-bit signed)")
-                            .with_label("does not fit in i64"),
-                    );
-                    // Keep parsing as if it were a valid literal so one
-                    // mistake does not cascade into parse errors.
-                    Tok::Int(0)
-                }
-            }
-        }
+        Raw::DecInt => int_literal(slice, 10, span, errors),
+        Raw::HexInt => int_literal(&slice[2..], 16, span, errors),
+        Raw::BinInt => int_literal(&slice[2..], 2, span, errors),
         Raw::Float => {
             let clean: String = slice.chars().filter(|c| *c != '_').collect();
             match clean.parse::<f64>() {
@@ -476,6 +457,28 @@ fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diag
         Raw::At => Tok::At,
         Raw::StarStar => Tok::StarStar,
         Raw::Question => Tok::Question,
+    }
+}
+
+/// An integer literal's digits (prefix removed) in `radix`; `_` separators
+/// are dropped.
+fn int_literal(digits: &str, radix: u32, span: Span, errors: &mut Vec<Diagnostic>) -> Tok {
+    let clean: String = digits.chars().filter(|c| *c != '_').collect();
+    if clean.is_empty() || clean.chars().any(|c| !c.is_digit(radix)) {
+        errors.push(Diagnostic::error(span, "malformed integer literal").with_label("malformed"));
+        return Tok::Error;
+    }
+    match i64::from_str_radix(&clean, radix) {
+        Ok(v) => Tok::Int(v),
+        Err(_) => {
+            errors.push(
+                Diagnostic::error(span, "integer literal out of range for Int (64-bit signed)")
+                    .with_label("does not fit in i64"),
+            );
+            // Keep parsing as if it were a valid literal so one
+            // mistake does not cascade into parse errors.
+            Tok::Int(0)
+        }
     }
 }
 
@@ -572,12 +575,10 @@ fn apply_newline_rules(raw: Vec<Spanned>, file: FileId) -> (Vec<Spanned>, usize,
                 out.push((nl, Tok::Newline, nr));
             }
         }
-        match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => stack.push((tok.clone(), Span::new(file, l, r))),
-            Tok::RParen | Tok::RBracket | Tok::RBrace => {
-                stack.pop();
-            }
-            _ => {}
+        if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
+            stack.push((tok.clone(), Span::new(file, l, r)));
+        } else if matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace) {
+            stack.pop();
         }
         out.push((l, tok, r));
     }

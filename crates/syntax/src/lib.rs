@@ -17,6 +17,7 @@
 )]
 // Unit tests may use real files and the clock.
 #![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod ast;
 pub mod diagnostic;
