@@ -1,6 +1,13 @@
 //! Builtin functions, methods of host values, field access and indexing.
 //! Each `Builtin` variant of the checker's table has its arm here.
 
+// The `other =>` arms over `Value` in this module are type errors ("needs a
+// tensor, not a Str"): a new kind of value is rejected by them until it is
+// taught otherwise, which is the behaviour wanted. Matches over the
+// registries' enums (Op, Builtin, HostMethod, TensorField, BinOp, DType)
+// have no wildcard here, except where an allow in place says why.
+#![allow(clippy::wildcard_enum_match_arm)]
+
 use std::rc::Rc;
 
 use twill_check::builtins::{Builtin, HostMethod, MethodRef, TensorField};
@@ -9,10 +16,18 @@ use twill_syntax::Span;
 use twill_tensor::math;
 use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 
-use crate::interp::{fail, Frame, IndexKey, Interp, R};
+use twill_tensor::construct;
+use twill_tensor::convert::Scalar;
+use twill_tensor::tensor::IndexItem;
+use twill_tensor::Tensor;
+
+use crate::bridge::{
+    dtype_arg, int_arg, number_arg, scalar_value, shape_arg, tensor_value, terr, value_scalar,
+};
+use crate::error::{fail, Cx, R};
 use crate::ops;
 use crate::print::display;
-use crate::value::{RangeVal, Value};
+use crate::value::{IndexKey, RangeVal, Value};
 
 /// Largest array `arr(range(…))` builds, to fail cleanly instead of
 /// exhausting memory.
@@ -96,7 +111,27 @@ pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, String
                     .map(Value::Int)
                     .ok_or_else(|| format!("Int overflow: neg({i})"))
             }
-            _ => {}
+            // Every other function of an Int is taken of it as an F64.
+            Unary::Sign
+            | Unary::Relu
+            | Unary::Square
+            | Unary::Exp
+            | Unary::Log
+            | Unary::Log1p
+            | Unary::Expm1
+            | Unary::Sqrt
+            | Unary::Rsqrt
+            | Unary::Sin
+            | Unary::Cos
+            | Unary::Tan
+            | Unary::Tanh
+            | Unary::Sigmoid
+            | Unary::Floor
+            | Unary::Ceil
+            | Unary::Round
+            | Unary::IsNan
+            | Unary::IsInf
+            | Unary::IsFinite => {}
         }
     }
     let Some(x) = number(v) else {
@@ -234,235 +269,538 @@ pub(crate) fn arr_mut_method(
     }
 }
 
-impl Interp {
-    pub(crate) fn builtin(&mut self, b: Builtin, args: &hir::Args, f: Frame, span: Span) -> R<Value> {
-        let slots = self.eval_slots(args, f)?;
-        match b {
-            Builtin::Op(op) => return self.builtin_op(op, slots, args, span),
-            Builtin::Zeros
-            | Builtin::Ones
-            | Builtin::Full
-            | Builtin::Arange
-            | Builtin::Linspace
-            | Builtin::Eye
-            | Builtin::Tensor
-            | Builtin::ZerosLike
-            | Builtin::OnesLike
-            | Builtin::Rand
-            | Builtin::Randn => return self.tensor_builtin(b, slots, span),
-            _ => {}
+/// A builtin function on its evaluated arguments, by parameter slot.
+pub(crate) fn call_builtin(
+    cx: &mut dyn Cx,
+    b: Builtin,
+    slots: Vec<Option<Value>>,
+    at: ArgSpans,
+    span: Span,
+) -> R<Value> {
+    if let Builtin::Op(op) = b {
+        return builtin_op(op, slots, at, span);
+    }
+    if is_constructor(b) {
+        return tensor_builtin(b, slots, span);
+    }
+    // The other builtins take positional arguments only.
+    let argv: Vec<Value> = slots.into_iter().flatten().collect();
+    let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
+    match b {
+        Builtin::Print => {
+            let mut line = String::new();
+            for (i, a) in argv.iter().enumerate() {
+                if i > 0 {
+                    line.push(' ');
+                }
+                line.push_str(&display(a));
+            }
+            line.push('\n');
+            if cx.host().stdout().write_all(line.as_bytes()).is_err() {
+                return fail(span, "cannot write to standard output");
+            }
+            Ok(Value::Unit)
         }
-        // The other builtins take positional arguments only.
-        let argv: Vec<Value> = slots.into_iter().flatten().collect();
-        let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
-        match b {
-            Builtin::Print => {
-                let mut line = String::new();
-                for (i, a) in argv.iter().enumerate() {
-                    if i > 0 {
-                        line.push(' ');
-                    }
-                    line.push_str(&display(a));
-                }
-                line.push('\n');
-                if self.host.stdout().write_all(line.as_bytes()).is_err() {
-                    return fail(span, "cannot write to standard output");
-                }
-                Ok(Value::Unit)
-            }
-            Builtin::Str => Ok(Value::str(display(&arg(0)))),
-            Builtin::Args => Ok(Value::Arr(Rc::new(
-                self.host.args().iter().map(|a| Value::str(a.clone())).collect(),
-            ))),
-            Builtin::Range => {
-                let mut ints = Vec::new();
-                for (i, a) in argv.iter().enumerate() {
-                    match a {
-                        Value::Int(v) => ints.push(*v),
-                        other => {
-                            return fail(
-                                span,
-                                format!(
-                                    "argument {} of `range` must be an Int, not `{}`",
-                                    i + 1,
-                                    other.type_name()
-                                ),
-                            )
-                        }
-                    }
-                }
-                let (start, stop, step) = match ints.as_slice() {
-                    [n] => (0, *n, 1),
-                    [a, b] => (*a, *b, 1),
-                    [a, b, s] => (*a, *b, *s),
-                    _ => return fail(span, "`range` takes 1 to 3 arguments"),
-                };
-                if step == 0 {
-                    return fail(span, "`range` step cannot be zero");
-                }
-                Ok(Value::Range(Rc::new(RangeVal { start, stop, step })))
-            }
-            Builtin::Arr => match arg(0) {
-                Value::Range(r) => {
-                    let n = r.len();
-                    if n > MAX_ARR_LEN {
-                        return fail(span, format!("`arr` of a range of {n} elements is too large"));
-                    }
-                    Ok(Value::Arr(Rc::new(
-                        (0..n).map(|i| Value::Int(r.get(i))).collect(),
-                    )))
-                }
-                a @ Value::Arr(_) => Ok(a),
-                Value::Str(s) => Ok(Value::Arr(Rc::new(
-                    s.chars().map(|c| Value::str(c.to_string())).collect(),
-                ))),
-                other => fail(
-                    span,
-                    format!("`arr` cannot make an Arr from a `{}`", other.type_name()),
-                ),
-            },
-            Builtin::Len => match arg(0) {
-                Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
-                Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
-                Value::Range(r) => Ok(Value::Int(r.len() as i64)),
-                v @ (Value::Tensor(_) | Value::Tracked(_)) if v.as_tensor().is_some_and(|t| t.ndim() > 0) => {
-                    Ok(Value::Int(v.as_tensor().map_or(0, |t| t.shape()[0]) as i64))
-                }
-                other => fail(
-                    span,
-                    format!(
-                        "`len` needs an Arr, Str, Range or a tensor of rank 1 or more, not `{}`",
-                        other.type_name()
-                    ),
-                ),
-            },
-            Builtin::Int => match arg(0) {
-                Value::Int(i) => Ok(Value::Int(i)),
-                Value::Bool(b) => Ok(Value::Int(b as i64)),
-                Value::F64(x) => {
-                    // The Int range is [-2^63, 2^63); both bounds are exact in F64.
-                    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
-                        Ok(Value::Int(x.trunc() as i64))
-                    } else {
-                        fail(
+        Builtin::Str => Ok(Value::str(display(&arg(0)))),
+        Builtin::Args => Ok(Value::Arr(Rc::new(
+            cx.host().args().iter().map(|a| Value::str(a.clone())).collect(),
+        ))),
+        Builtin::Range => {
+            let mut ints = Vec::new();
+            for (i, a) in argv.iter().enumerate() {
+                match a {
+                    Value::Int(v) => ints.push(*v),
+                    other => {
+                        return fail(
                             span,
-                            format!("cannot convert {} to Int", twill_tensor::format_number(x)),
+                            format!(
+                                "argument {} of `range` must be an Int, not `{}`",
+                                i + 1,
+                                other.type_name()
+                            ),
                         )
                     }
                 }
-                Value::Str(s) => match s.trim().replace('_', "").parse::<i64>() {
-                    Ok(i) => Ok(Value::Int(i)),
-                    Err(_) => fail(span, format!("cannot parse {:?} as an Int", s.as_str())),
-                },
-                other => fail(span, format!("cannot convert a `{}` to Int", other.type_name())),
-            },
-            Builtin::Float => match arg(0) {
-                Value::Int(i) => Ok(Value::F64(i as f64)),
-                Value::F64(x) => Ok(Value::F64(x)),
-                Value::Bool(b) => Ok(Value::F64(b as i64 as f64)),
-                Value::Str(s) => match s.trim().parse::<f64>() {
-                    Ok(x) => Ok(Value::F64(x)),
-                    Err(_) => fail(span, format!("cannot parse {:?} as an F64", s.as_str())),
-                },
-                other => fail(span, format!("cannot convert a `{}` to F64", other.type_name())),
-            },
-            Builtin::Ok => Ok(Value::Ok(Rc::new(arg(0)))),
-            Builtin::Err => Ok(Value::Err(Rc::new(arg(0)))),
-            Builtin::Some => Ok(Value::Some(Rc::new(arg(0)))),
-            Builtin::Assert => match arg(0) {
-                Value::Bool(true) => Ok(Value::Unit),
-                Value::Bool(false) => {
-                    let msg = argv.get(1).map(display).unwrap_or_default();
-                    if msg.is_empty() {
-                        fail(span, "assertion failed")
-                    } else {
-                        fail(span, format!("assertion failed: {msg}"))
-                    }
+            }
+            let (start, stop, step) = match ints.as_slice() {
+                [n] => (0, *n, 1),
+                [a, b] => (*a, *b, 1),
+                [a, b, s] => (*a, *b, *s),
+                _ => return fail(span, "`range` takes 1 to 3 arguments"),
+            };
+            if step == 0 {
+                return fail(span, "`range` step cannot be zero");
+            }
+            Ok(Value::Range(Rc::new(RangeVal { start, stop, step })))
+        }
+        Builtin::Arr => match arg(0) {
+            Value::Range(r) => {
+                let n = r.len();
+                if n > MAX_ARR_LEN {
+                    return fail(span, format!("`arr` of a range of {n} elements is too large"));
                 }
-                other => fail(
-                    span,
-                    format!("`assert` needs a Bool, not `{}`", other.type_name()),
+                Ok(Value::Arr(Rc::new(
+                    (0..n).map(|i| Value::Int(r.get(i))).collect(),
+                )))
+            }
+            a @ Value::Arr(_) => Ok(a),
+            Value::Str(s) => Ok(Value::Arr(Rc::new(
+                s.chars().map(|c| Value::str(c.to_string())).collect(),
+            ))),
+            other => fail(
+                span,
+                format!("`arr` cannot make an Arr from a `{}`", other.type_name()),
+            ),
+        },
+        Builtin::Len => match arg(0) {
+            Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
+            Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
+            Value::Range(r) => Ok(Value::Int(r.len() as i64)),
+            v @ (Value::Tensor(_) | Value::Tracked(_)) if v.as_tensor().is_some_and(|t| t.ndim() > 0) => {
+                Ok(Value::Int(v.as_tensor().map_or(0, |t| t.shape()[0]) as i64))
+            }
+            other => fail(
+                span,
+                format!(
+                    "`len` needs an Arr, Str, Range or a tensor of rank 1 or more, not `{}`",
+                    other.type_name()
                 ),
-            },
-            Builtin::ReadText => {
-                let Value::Str(path) = arg(0) else {
-                    return fail(span, "`read_text` needs a path (Str)");
-                };
-                match self.host.read_text(path.as_str()) {
-                    Ok(s) => Ok(Value::str(s)),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        fail(span, format!("file not found: {path}"))
-                    }
-                    Err(e) => fail(span, format!("cannot read {path}: {e}")),
-                }
-            }
-            Builtin::ReadCsv => {
-                let Value::Str(path) = arg(0) else {
-                    return fail(span, "`read_csv` needs a path (Str)");
-                };
-                Ok(match crate::data::read_csv(&mut *self.host, path.as_str()) {
-                    Ok(v) => Value::Ok(Rc::new(v)),
-                    Err(m) => Value::Err(Rc::new(Value::str(m))),
-                })
-            }
-            Builtin::LoadNpy => {
-                let Value::Str(path) = arg(0) else {
-                    return fail(span, "`load_npy` needs a path (Str)");
-                };
-                crate::data::load_npy(&mut *self.host, path.as_str()).or_else(|m| fail(span, m))
-            }
-            Builtin::SaveNpy => {
-                let Value::Str(path) = arg(0) else {
-                    return fail(span, "`save_npy` needs a path (Str) and a tensor");
-                };
-                let t = arg(1);
-                let Some(t) = t.as_tensor() else {
-                    return fail(
+            ),
+        },
+        Builtin::Int => match arg(0) {
+            Value::Int(i) => Ok(Value::Int(i)),
+            Value::Bool(b) => Ok(Value::Int(b as i64)),
+            Value::F64(x) => {
+                // The Int range is [-2^63, 2^63); both bounds are exact in F64.
+                if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
+                    Ok(Value::Int(x.trunc() as i64))
+                } else {
+                    fail(
                         span,
-                        format!("`save_npy` needs a tensor, not `{}`", arg(1).type_name()),
-                    );
-                };
-                crate::data::save_npy(&mut *self.host, path.as_str(), t)
-                    .map(|_| Value::Unit)
-                    .or_else(|m| fail(span, m))
+                        format!("cannot convert {} to Int", twill_tensor::format_number(x)),
+                    )
+                }
             }
-            Builtin::WriteText => {
-                let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
-                    return fail(span, "`write_text` needs a path and a Str");
-                };
-                self.host
-                    .write_file(&path, text.as_bytes())
-                    .or_else(|e| fail(span, format!("cannot write {path}: {e}")))?;
-                Ok(Value::Unit)
+            Value::Str(s) => match s.trim().replace('_', "").parse::<i64>() {
+                Ok(i) => Ok(Value::Int(i)),
+                Err(_) => fail(span, format!("cannot parse {:?} as an Int", s.as_str())),
+            },
+            other => fail(span, format!("cannot convert a `{}` to Int", other.type_name())),
+        },
+        Builtin::Float => match arg(0) {
+            Value::Int(i) => Ok(Value::F64(i as f64)),
+            Value::F64(x) => Ok(Value::F64(x)),
+            Value::Bool(b) => Ok(Value::F64(b as i64 as f64)),
+            Value::Str(s) => match s.trim().parse::<f64>() {
+                Ok(x) => Ok(Value::F64(x)),
+                Err(_) => fail(span, format!("cannot parse {:?} as an F64", s.as_str())),
+            },
+            other => fail(span, format!("cannot convert a `{}` to F64", other.type_name())),
+        },
+        Builtin::Ok => Ok(Value::Ok(Rc::new(arg(0)))),
+        Builtin::Err => Ok(Value::Err(Rc::new(arg(0)))),
+        Builtin::Some => Ok(Value::Some(Rc::new(arg(0)))),
+        Builtin::Assert => match arg(0) {
+            Value::Bool(true) => Ok(Value::Unit),
+            Value::Bool(false) => {
+                let msg = argv.get(1).map(display).unwrap_or_default();
+                if msg.is_empty() {
+                    fail(span, "assertion failed")
+                } else {
+                    fail(span, format!("assertion failed: {msg}"))
+                }
             }
-            Builtin::Clock => Ok(Value::F64(self.host.clock())),
-            Builtin::Tape
-            | Builtin::Backward
-            | Builtin::BackwardScaled
-            | Builtin::GradsFinite
-            | Builtin::Grad
-            | Builtin::ValueAndGrad
-            | Builtin::Vjp
-            | Builtin::Jvp
-            | Builtin::Jacobian
-            | Builtin::Hessian => self.autodiff_builtin(b, argv, span),
-            Builtin::F64Bits => match arg(0) {
-                Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
-                Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),
-                other => fail(
+            other => fail(
+                span,
+                format!("`assert` needs a Bool, not `{}`", other.type_name()),
+            ),
+        },
+        Builtin::ReadText => {
+            let Value::Str(path) = arg(0) else {
+                return fail(span, "`read_text` needs a path (Str)");
+            };
+            match cx.host().read_text(path.as_str()) {
+                Ok(s) => Ok(Value::str(s)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    fail(span, format!("file not found: {path}"))
+                }
+                Err(e) => fail(span, format!("cannot read {path}: {e}")),
+            }
+        }
+        Builtin::ReadCsv => {
+            let Value::Str(path) = arg(0) else {
+                return fail(span, "`read_csv` needs a path (Str)");
+            };
+            Ok(match crate::data::read_csv(cx.host(), path.as_str()) {
+                Ok(v) => Value::Ok(Rc::new(v)),
+                Err(m) => Value::Err(Rc::new(Value::str(m))),
+            })
+        }
+        Builtin::LoadNpy => {
+            let Value::Str(path) = arg(0) else {
+                return fail(span, "`load_npy` needs a path (Str)");
+            };
+            crate::data::load_npy(cx.host(), path.as_str()).or_else(|m| fail(span, m))
+        }
+        Builtin::SaveNpy => {
+            let Value::Str(path) = arg(0) else {
+                return fail(span, "`save_npy` needs a path (Str) and a tensor");
+            };
+            let t = arg(1);
+            let Some(t) = t.as_tensor() else {
+                return fail(
                     span,
-                    format!("`f64_bits` needs an F64, not `{}`", other.type_name()),
-                ),
-            },
-            Builtin::F64FromBits => match arg(0) {
-                Value::Int(i) => Ok(Value::F64(f64::from_bits(i as u64))),
-                other => fail(
+                    format!("`save_npy` needs a tensor, not `{}`", arg(1).type_name()),
+                );
+            };
+            crate::data::save_npy(cx.host(), path.as_str(), t)
+                .map(|_| Value::Unit)
+                .or_else(|m| fail(span, m))
+        }
+        Builtin::WriteText => {
+            let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
+                return fail(span, "`write_text` needs a path and a Str");
+            };
+            cx.host()
+                .write_file(&path, text.as_bytes())
+                .or_else(|e| fail(span, format!("cannot write {path}: {e}")))?;
+            Ok(Value::Unit)
+        }
+        Builtin::Clock => Ok(Value::F64(cx.host().clock())),
+        Builtin::Tape
+        | Builtin::Backward
+        | Builtin::BackwardScaled
+        | Builtin::GradsFinite
+        | Builtin::Grad
+        | Builtin::ValueAndGrad
+        | Builtin::Vjp
+        | Builtin::Jvp
+        | Builtin::Jacobian
+        | Builtin::Hessian => crate::autodiff::functional::autodiff_builtin(cx, b, argv, span),
+        Builtin::F64Bits => match arg(0) {
+            Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
+            Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),
+            other => fail(
+                span,
+                format!("`f64_bits` needs an F64, not `{}`", other.type_name()),
+            ),
+        },
+        Builtin::F64FromBits => match arg(0) {
+            Value::Int(i) => Ok(Value::F64(f64::from_bits(i as u64))),
+            other => fail(
+                span,
+                format!("`f64_from_bits` needs an Int, not `{}`", other.type_name()),
+            ),
+        },
+        Builtin::Op(_)
+        | Builtin::Zeros
+        | Builtin::Ones
+        | Builtin::Full
+        | Builtin::Arange
+        | Builtin::Linspace
+        | Builtin::Eye
+        | Builtin::Tensor
+        | Builtin::ZerosLike
+        | Builtin::OnesLike
+        | Builtin::Rand
+        | Builtin::Randn => fail(span, format!("`{}` was dispatched above", b.name())),
+    }
+}
+
+/// A tensor operation in function form: on tensors through the
+/// registry, on host numbers as spec §3's math.
+fn builtin_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<Value> {
+    let host = op.spec().host;
+    let any_tensor = slots.iter().flatten().any(Value::is_tensor);
+    if matches!(host, Host::No) || any_tensor {
+        return call_op(op, slots, at, span);
+    }
+    let arg = |i: usize| slots.get(i).cloned().flatten().unwrap_or(Value::Unit);
+    match host {
+        Host::Unary(u) => host_math(u, op.name(), &arg(0)).or_else(|msg| fail(span, msg)),
+        Host::Binary(bop) => {
+            let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
+                return fail(
                     span,
-                    format!("`f64_from_bits` needs an Int, not `{}`", other.type_name()),
+                    format!(
+                        "`{op}` needs numbers or tensors, not `{}` and `{}`",
+                        arg(0).type_name(),
+                        arg(1).type_name()
+                    ),
+                );
+            };
+            Ok(Value::F64(if bop == BinaryOp::Maximum {
+                nan_maximum(x, y)
+            } else {
+                nan_minimum(x, y)
+            }))
+        }
+        Host::Clip => {
+            let bound = |i: usize| match slots.get(i).cloned().flatten() {
+                None => Some(None),
+                Some(v) => number(&v).map(Some),
+            };
+            let (Some(x), Some(lo), Some(hi)) = (number(&arg(0)), bound(1), bound(2)) else {
+                return fail(span, "`clip` needs numbers or a tensor");
+            };
+            // As NumPy and JAX: minimum(maximum(x, lo), hi), so a NaN
+            // bound propagates too and lo > hi gives hi.
+            let lo = lo.map_or(x, |l| nan_maximum(x, l));
+            Ok(Value::F64(hi.map_or(lo, |h| nan_minimum(lo, h))))
+        }
+        Host::No => call_op(op, slots, at, span),
+    }
+}
+
+/// A method call on its evaluated receiver and arguments (the receiver
+/// is slot 0).
+pub(crate) fn call_method(
+    cx: &mut dyn Cx,
+    recv: Value,
+    m: MethodRef,
+    sym: Sym,
+    mut slots: Vec<Option<Value>>,
+    at: ArgSpans,
+    span: Span,
+) -> R<Value> {
+    if recv.is_tensor() {
+        if let (Some(h), None) = (m.host, m.op) {
+            let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
+            return tensor_method(&recv, m, h.name(), argv, span);
+        }
+        if let Some(op) = m.op {
+            if let Some(first) = slots.first_mut() {
+                *first = Some(recv);
+            }
+            return call_op(op, slots, at, span);
+        }
+    }
+    let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
+    // A struct field holding a function is called like a method.
+    if let Value::Struct(s) = &recv {
+        if let Some(i) = s.def.field_offset(sym) {
+            let callee = s.fields[i].clone();
+            return cx.call_value(&callee, argv, span);
+        }
+    }
+    let name = cx.sym_name(sym);
+    method_values(recv, m, &name, argv, span)
+}
+
+pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Value>, span: Span) -> R<Value> {
+    let want = |k: usize| -> R<()> {
+        if argv.len() != k {
+            fail(
+                span,
+                format!(
+                    "`{name}` takes {k} argument{}, but {} were given",
+                    if k == 1 { "" } else { "s" },
+                    argv.len()
                 ),
-            },
-            Builtin::Op(_)
-            | Builtin::Zeros
+            )
+        } else {
+            Ok(())
+        }
+    };
+    let str_arg = |i: usize| -> R<Rc<String>> {
+        match argv.get(i) {
+            Some(Value::Str(s)) => Ok(s.clone()),
+            Some(other) => fail(
+                span,
+                format!("`{name}` needs a Str argument, not `{}`", other.type_name()),
+            ),
+            None => fail(span, format!("`{name}` needs an argument")),
+        }
+    };
+    use HostMethod as M;
+    let unknown = |what: &str| fail(span, format!("unknown method `{name}` on `{what}`"));
+    match (&recv, m.host) {
+        (Value::Str(s), Some(h)) => match h {
+            M::Len => want(0).map(|_| Value::Int(s.chars().count() as i64)),
+            M::Upper => want(0).map(|_| Value::str(s.to_uppercase())),
+            M::Lower => want(0).map(|_| Value::str(s.to_lowercase())),
+            M::Trim => want(0).map(|_| Value::str(s.trim())),
+            M::Chars => {
+                want(0).map(|_| Value::Arr(Rc::new(s.chars().map(|c| Value::str(c.to_string())).collect())))
+            }
+            M::Split => {
+                want(1)?;
+                let sep = str_arg(0)?;
+                if sep.is_empty() {
+                    return fail(span, "`split` needs a non-empty separator");
+                }
+                Ok(Value::Arr(Rc::new(
+                    s.split(sep.as_str()).map(Value::str).collect(),
+                )))
+            }
+            M::Contains => {
+                want(1)?;
+                Ok(Value::Bool(s.contains(str_arg(0)?.as_str())))
+            }
+            M::StartsWith => {
+                want(1)?;
+                Ok(Value::Bool(s.starts_with(str_arg(0)?.as_str())))
+            }
+            M::EndsWith => {
+                want(1)?;
+                Ok(Value::Bool(s.ends_with(str_arg(0)?.as_str())))
+            }
+            M::Replace => {
+                want(2)?;
+                let (a, b) = (str_arg(0)?, str_arg(1)?);
+                if a.is_empty() {
+                    return fail(span, "`replace` needs a non-empty pattern");
+                }
+                Ok(Value::str(s.replace(a.as_str(), b.as_str())))
+            }
+            M::Find => {
+                want(1)?;
+                let pat = str_arg(0)?;
+                Ok(Value::Int(match s.find(pat.as_str()) {
+                    Some(byte) => s[..byte].chars().count() as i64,
+                    None => -1,
+                }))
+            }
+            M::Push
+            | M::Pop
+            | M::Join
+            | M::Reversed
+            | M::Insert
+            | M::Remove
+            | M::Watch
+            | M::To
+            | M::Numel
+            | M::Item => unknown("Str"),
+        },
+        (Value::Arr(items), Some(h)) => match h {
+            M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
+            M::Contains => {
+                want(1)?;
+                Ok(Value::Bool(items.iter().any(|v| ops::equal(v, &argv[0]))))
+            }
+            M::Reversed => want(0).map(|_| Value::Arr(Rc::new(items.iter().rev().cloned().collect()))),
+            M::Join => {
+                want(1)?;
+                let sep = str_arg(0)?;
+                let parts: Vec<String> = items.iter().map(display).collect();
+                Ok(Value::str(parts.join(sep.as_str())))
+            }
+            M::Push | M::Pop | M::Insert | M::Remove => fail(
+                span,
+                format!(
+                    "`{name}` changes the Arr, so it needs a variable declared with `var` as its receiver"
+                ),
+            ),
+            M::Upper
+            | M::Lower
+            | M::Trim
+            | M::Split
+            | M::StartsWith
+            | M::EndsWith
+            | M::Replace
+            | M::Find
+            | M::Chars
+            | M::Watch
+            | M::To
+            | M::Numel
+            | M::Item => unknown("Arr"),
+        },
+        (Value::Tensor(_) | Value::Tracked(_), _) => tensor_method(&recv, m, name, argv, span),
+        (Value::Tape(tp), Some(M::Watch)) => {
+            want(1)?;
+            crate::autodiff::watch(tp, &argv[0]).or_else(|m| fail(span, format!("`watch`: {m}")))
+        }
+        (Value::Int(_) | Value::F64(_), _)
+            if m.op.is_some_and(|op| matches!(op.spec().host, Host::Unary(_))) =>
+        {
+            want(0)?;
+            match m.op.map(|op| op.spec().host) {
+                Some(Host::Unary(u)) => host_math(u, name, &recv).or_else(|msg| fail(span, msg)),
+                _ => unknown(&recv.type_name()),
+            }
+        }
+        (other, _) => fail(
+            span,
+            format!("unknown method `{name}` on `{}`", other.type_name()),
+        ),
+    }
+}
+
+pub(crate) fn field(cx: &dyn Cx, base: &Value, member: Member, span: Span) -> R<Value> {
+    match (base, member) {
+        (Value::Struct(s), Member::Offset(i, _)) if (i as usize) < s.fields.len() => {
+            Ok(s.fields[i as usize].clone())
+        }
+        (Value::Struct(s), Member::Offset(_, sym) | Member::Dynamic(sym, _)) => {
+            match s.def.field_offset(sym) {
+                Some(i) => Ok(s.fields[i].clone()),
+                None => fail(
+                    span,
+                    format!("struct `{}` has no field `{}`", s.def.name, cx.sym_name(sym)),
+                ),
+            }
+        }
+        (Value::Tensor(_) | Value::Tracked(_), Member::Tensor(f) | Member::Dynamic(_, Some(f))) => {
+            tensor_field(base, f, span)
+        }
+        (Value::Tensor(_) | Value::Tracked(_), Member::Offset(_, sym) | Member::Dynamic(sym, None)) => fail(
+            span,
+            format!(
+                "a tensor has no field `{}` (its fields are {})",
+                cx.sym_name(sym),
+                TensorField::names().join(", ")
+            ),
+        ),
+        (other, m) => {
+            let name = match m {
+                Member::Tensor(f) => Rc::from(f.name()),
+                Member::Offset(_, sym) | Member::Dynamic(sym, _) => cx.sym_name(sym),
+            };
+            fail(span, format!("a `{}` has no field `{name}`", other.type_name()))
+        }
+    }
+}
+
+pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
+    if base.is_tensor() {
+        return tensor_index(base, keys, span);
+    }
+    let [key] = keys else {
+        return fail(span, format!("a `{}` takes exactly one index", base.type_name()));
+    };
+    match (base, key) {
+        (Value::Arr(items), IndexKey::Single(i, s)) => norm_index(i, items.len())
+            .map(|j| items[j].clone())
+            .or_else(|m| fail(*s, m)),
+        (Value::Str(st), IndexKey::Single(i, s)) => {
+            let chars: Vec<char> = st.chars().collect();
+            norm_index(i, chars.len())
+                .map(|j| Value::str(chars[j].to_string()))
+                .or_else(|m| fail(*s, m))
+        }
+        (Value::Arr(items), IndexKey::Slice(a, b, c)) => {
+            let idx =
+                slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, items.len()).or_else(|m| fail(span, m))?;
+            Ok(Value::Arr(Rc::new(
+                idx.into_iter().map(|i| items[i].clone()).collect(),
+            )))
+        }
+        (Value::Str(st), IndexKey::Slice(a, b, c)) => {
+            let chars: Vec<char> = st.chars().collect();
+            let idx =
+                slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, chars.len()).or_else(|m| fail(span, m))?;
+            Ok(Value::str(idx.into_iter().map(|i| chars[i]).collect::<String>()))
+        }
+        (other, _) => fail(span, format!("a `{}` cannot be indexed", other.type_name())),
+    }
+}
+
+/// The tensor constructors, which bind keywords (`dt=`) and read their
+/// arguments by slot.
+fn is_constructor(b: Builtin) -> bool {
+    matches!(
+        b,
+        Builtin::Zeros
             | Builtin::Ones
             | Builtin::Full
             | Builtin::Arange
@@ -472,302 +810,244 @@ impl Interp {
             | Builtin::ZerosLike
             | Builtin::OnesLike
             | Builtin::Rand
-            | Builtin::Randn => fail(span, format!("`{}` was dispatched above", b.name())),
-        }
-    }
+            | Builtin::Randn
+    )
+}
 
-    /// A tensor operation in function form: on tensors through the
-    /// registry, on host numbers as spec §3's math.
-    fn builtin_op(&mut self, op: Op, slots: Vec<Option<Value>>, args: &hir::Args, span: Span) -> R<Value> {
-        let host = op.spec().host;
-        let any_tensor = slots.iter().flatten().any(Value::is_tensor);
-        if matches!(host, Host::No) || any_tensor {
-            return self.call_op(op, slots, args, span);
+// Only the constructors are dispatched here (`is_constructor`); the
+// wildcard arm answers the others.
+#[allow(clippy::wildcard_enum_match_arm)]
+pub(crate) fn tensor_builtin(b: Builtin, a: Vec<Option<Value>>, span: Span) -> R<Value> {
+    let get = |i: usize| a.get(i).and_then(|v| v.as_ref());
+    let need = |i: usize, name: &str| -> R<&Value> {
+        get(i).map_or_else(
+            || fail(span, format!("`{}` needs its `{name}` argument", b.name())),
+            Ok,
+        )
+    };
+    let result = match b {
+        Builtin::Zeros | Builtin::Ones => {
+            let shape = shape_arg(need(0, "shape")?, span)?;
+            let dt = dtype_arg(get(1), span)?;
+            if b == Builtin::Zeros {
+                Tensor::zeros(shape, dt)
+            } else {
+                Tensor::full(shape, Scalar::I32(1), dt)
+            }
         }
-        let arg = |i: usize| slots.get(i).cloned().flatten().unwrap_or(Value::Unit);
-        match host {
-            Host::Unary(u) => host_math(u, op.name(), &arg(0)).or_else(|msg| fail(span, msg)),
-            Host::Binary(bop) => {
-                let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
+        Builtin::Full => {
+            let shape = shape_arg(need(0, "shape")?, span)?;
+            let value = value_scalar(need(1, "value")?, span, "the fill value")?;
+            Tensor::full(shape, value, dtype_arg(get(2), span)?)
+        }
+        Builtin::Arange => {
+            // arange(n), arange(n, dt), arange(a, b), arange(a, b, step, dt)
+            let (start, stop, step, dt) = match (get(0), get(1)) {
+                (Some(n), None) | (Some(n), Some(Value::DType(_))) => {
+                    let dt = dtype_arg(get(3).or(get(1)), span)?;
+                    (0.0, number_arg(n, span, "the length")?, 1.0, dt)
+                }
+                (Some(a0), Some(b0)) => {
+                    let step = match get(2) {
+                        Some(s) => number_arg(s, span, "the step")?,
+                        None => 1.0,
+                    };
+                    (
+                        number_arg(a0, span, "the start")?,
+                        number_arg(b0, span, "the end")?,
+                        step,
+                        dtype_arg(get(3), span)?,
+                    )
+                }
+                (None, _) => return fail(span, "`arange` needs a length or a start and an end"),
+            };
+            construct::arange(start, stop, step, dt)
+        }
+        Builtin::Linspace => {
+            let start = number_arg(need(0, "a")?, span, "the start")?;
+            let stop = number_arg(need(1, "b")?, span, "the end")?;
+            let n = int_arg(need(2, "n")?, span, "the count")?;
+            let n = usize::try_from(n)
+                .or_else(|_| fail(span, format!("`linspace` count cannot be negative ({n})")))?;
+            construct::linspace(start, stop, n, dtype_arg(get(3), span)?)
+        }
+        Builtin::Eye => {
+            let n = int_arg(need(0, "n")?, span, "the size")?;
+            let n =
+                usize::try_from(n).or_else(|_| fail(span, format!("`eye` size cannot be negative ({n})")))?;
+            construct::eye(n, dtype_arg(get(1), span)?)
+        }
+        Builtin::Tensor => {
+            let dt = dtype_arg(get(1), span)?;
+            match need(0, "list")? {
+                v @ (Value::Tensor(_) | Value::Tracked(_)) => v
+                    .as_tensor()
+                    .map_or_else(|| Tensor::zeros(vec![0], dt), |t| t.cast(dt)),
+                Value::Arr(items) => {
+                    let mut scalars = Vec::with_capacity(items.len());
+                    for it in items.iter() {
+                        scalars.push(value_scalar(it, span, "a tensor element")?);
+                    }
+                    construct::from_scalars(&scalars, vec![items.len()], dt)
+                }
+                v @ (Value::Int(_) | Value::F64(_) | Value::Bool(_)) => {
+                    construct::from_scalars(&[value_scalar(v, span, "a tensor element")?], vec![], dt)
+                }
+                other => {
                     return fail(
                         span,
-                        format!(
-                            "`{op}` needs numbers or tensors, not `{}` and `{}`",
-                            arg(0).type_name(),
-                            arg(1).type_name()
-                        ),
-                    );
-                };
-                Ok(Value::F64(if bop == BinaryOp::Maximum {
-                    nan_maximum(x, y)
+                        format!("`tensor` needs a list of numbers, not `{}`", other.type_name()),
+                    )
+                }
+            }
+        }
+        Builtin::ZerosLike | Builtin::OnesLike => match need(0, "x")?.as_tensor() {
+            Some(t) => {
+                let v = if b == Builtin::ZerosLike {
+                    Scalar::I32(0)
                 } else {
-                    nan_minimum(x, y)
-                }))
-            }
-            Host::Clip => {
-                let bound = |i: usize| match slots.get(i).cloned().flatten() {
-                    None => Some(None),
-                    Some(v) => number(&v).map(Some),
+                    Scalar::I32(1)
                 };
-                let (Some(x), Some(lo), Some(hi)) = (number(&arg(0)), bound(1), bound(2)) else {
-                    return fail(span, "`clip` needs numbers or a tensor");
-                };
-                // As NumPy and JAX: minimum(maximum(x, lo), hi), so a NaN
-                // bound propagates too and lo > hi gives hi.
-                let lo = lo.map_or(x, |l| nan_maximum(x, l));
-                Ok(Value::F64(hi.map_or(lo, |h| nan_minimum(lo, h))))
+                Tensor::full(t.shape().to_vec(), v, t.dtype())
             }
-            Host::No => self.call_op(op, slots, args, span),
-        }
-    }
-
-    /// The name of a symbol, for messages.
-    pub(crate) fn sym_name(&self, sym: Sym) -> Rc<str> {
-        self.symbols
-            .get(sym.0 as usize)
-            .cloned()
-            .unwrap_or_else(|| Rc::from("?"))
-    }
-
-    pub(crate) fn method(
-        &mut self,
-        recv: Value,
-        m: MethodRef,
-        sym: Sym,
-        args: &hir::Args,
-        f: Frame,
-        span: Span,
-    ) -> R<Value> {
-        let mut slots = self.eval_slots(args, f)?;
-        if recv.is_tensor() {
-            if let (Some(h), None) = (m.host, m.op) {
-                let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
-                return self.tensor_method(&recv, m, h.name(), argv, span);
-            }
-            if let Some(op) = m.op {
-                if let Some(first) = slots.first_mut() {
-                    *first = Some(recv);
-                }
-                return self.call_op(op, slots, args, span);
-            }
-        }
-        let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
-        // A struct field holding a function is called like a method.
-        if let Value::Struct(s) = &recv {
-            if let Some(i) = s.def.field_offset(sym) {
-                let callee = s.fields[i].clone();
-                return self.call_with(&callee, argv, span);
-            }
-        }
-        let name = self.sym_name(sym);
-        self.method_values(recv, m, &name, argv, span)
-    }
-
-    pub(crate) fn method_values(
-        &mut self,
-        recv: Value,
-        m: MethodRef,
-        name: &str,
-        argv: Vec<Value>,
-        span: Span,
-    ) -> R<Value> {
-        let want = |k: usize| -> R<()> {
-            if argv.len() != k {
-                fail(
+            None => {
+                return fail(
                     span,
                     format!(
-                        "`{name}` takes {k} argument{}, but {} were given",
-                        if k == 1 { "" } else { "s" },
-                        argv.len()
+                        "`{}` needs a tensor, not `{}`",
+                        b.name(),
+                        need(0, "x")?.type_name()
                     ),
                 )
+            }
+        },
+        Builtin::Rand | Builtin::Randn => {
+            let shape = shape_arg(need(0, "shape")?, span)?;
+            let dt = dtype_arg(get(1), span)?;
+            let seed = match get(2) {
+                Some(v) => int_arg(v, span, "the seed")?,
+                None => 0,
+            };
+            if b == Builtin::Rand {
+                construct::rand(shape, dt, seed as u64)
             } else {
-                Ok(())
+                construct::randn(shape, dt, seed as u64)
             }
-        };
-        let str_arg = |i: usize| -> R<Rc<String>> {
-            match argv.get(i) {
-                Some(Value::Str(s)) => Ok(s.clone()),
-                Some(other) => fail(
-                    span,
-                    format!("`{name}` needs a Str argument, not `{}`", other.type_name()),
-                ),
-                None => fail(span, format!("`{name}` needs an argument")),
-            }
-        };
-        use HostMethod as M;
-        let unknown = |what: &str| fail(span, format!("unknown method `{name}` on `{what}`"));
-        match (&recv, m.host) {
-            (Value::Str(s), Some(h)) => match h {
-                M::Len => want(0).map(|_| Value::Int(s.chars().count() as i64)),
-                M::Upper => want(0).map(|_| Value::str(s.to_uppercase())),
-                M::Lower => want(0).map(|_| Value::str(s.to_lowercase())),
-                M::Trim => want(0).map(|_| Value::str(s.trim())),
-                M::Chars => want(0).map(|_| Value::Arr(Rc::new(s.chars().map(|c| Value::str(c.to_string())).collect()))),
-                M::Split => {
-                    want(1)?;
-                    let sep = str_arg(0)?;
-                    if sep.is_empty() {
-                        return fail(span, "`split` needs a non-empty separator");
-                    }
-                    Ok(Value::Arr(Rc::new(s.split(sep.as_str()).map(Value::str).collect())))
-                }
-                M::Contains => {
-                    want(1)?;
-                    Ok(Value::Bool(s.contains(str_arg(0)?.as_str())))
-                }
-                M::StartsWith => {
-                    want(1)?;
-                    Ok(Value::Bool(s.starts_with(str_arg(0)?.as_str())))
-                }
-                M::EndsWith => {
-                    want(1)?;
-                    Ok(Value::Bool(s.ends_with(str_arg(0)?.as_str())))
-                }
-                M::Replace => {
-                    want(2)?;
-                    let (a, b) = (str_arg(0)?, str_arg(1)?);
-                    if a.is_empty() {
-                        return fail(span, "`replace` needs a non-empty pattern");
-                    }
-                    Ok(Value::str(s.replace(a.as_str(), b.as_str())))
-                }
-                M::Find => {
-                    want(1)?;
-                    let pat = str_arg(0)?;
-                    Ok(Value::Int(match s.find(pat.as_str()) {
-                        Some(byte) => s[..byte].chars().count() as i64,
-                        None => -1,
-                    }))
-                }
-                M::Push
-                | M::Pop
-                | M::Join
-                | M::Reversed
-                | M::Insert
-                | M::Remove
-                | M::Watch
-                | M::To
-                | M::Numel
-                | M::Item => unknown("Str"),
-            },
-            (Value::Arr(items), Some(h)) => match h {
-                M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
-                M::Contains => {
-                    want(1)?;
-                    Ok(Value::Bool(items.iter().any(|v| ops::equal(v, &argv[0]))))
-                }
-                M::Reversed => want(0).map(|_| Value::Arr(Rc::new(items.iter().rev().cloned().collect()))),
-                M::Join => {
-                    want(1)?;
-                    let sep = str_arg(0)?;
-                    let parts: Vec<String> = items.iter().map(display).collect();
-                    Ok(Value::str(parts.join(sep.as_str())))
-                }
-                M::Push | M::Pop | M::Insert | M::Remove => fail(
-                    span,
-                    format!("`{name}` changes the Arr, so it needs a variable declared with `var` as its receiver"),
-                ),
-                M::Upper
-                | M::Lower
-                | M::Trim
-                | M::Split
-                | M::StartsWith
-                | M::EndsWith
-                | M::Replace
-                | M::Find
-                | M::Chars
-                | M::Watch
-                | M::To
-                | M::Numel
-                | M::Item => unknown("Arr"),
-            },
-            (Value::Tensor(_) | Value::Tracked(_), _) => self.tensor_method(&recv, m, name, argv, span),
-            (Value::Tape(tp), Some(M::Watch)) => {
-                want(1)?;
-                crate::autodiff::watch(tp, &argv[0]).or_else(|m| fail(span, format!("`watch`: {m}")))
-            }
-            (Value::Int(_) | Value::F64(_), _) if m.op.is_some_and(|op| matches!(op.spec().host, Host::Unary(_))) => {
-                want(0)?;
-                match m.op.map(|op| op.spec().host) {
-                    Some(Host::Unary(u)) => host_math(u, name, &recv).or_else(|msg| fail(span, msg)),
-                    _ => unknown(&recv.type_name()),
-                }
-            }
-            (other, _) => fail(span, format!("unknown method `{name}` on `{}`", other.type_name())),
         }
-    }
+        _ => return fail(span, format!("`{}` is not a tensor constructor", b.name())),
+    };
+    result.map(tensor_value).or_else(|e| terr(span, e))
+}
 
-    pub(crate) fn field(&mut self, base: &Value, member: Member, span: Span) -> R<Value> {
-        match (base, member) {
-            (Value::Struct(s), Member::Offset(i, _)) if (i as usize) < s.fields.len() => {
-                Ok(s.fields[i as usize].clone())
+pub(crate) fn tensor_method(
+    recv: &Value,
+    m: MethodRef,
+    name: &str,
+    argv: Vec<Value>,
+    span: Span,
+) -> R<Value> {
+    let want = |k: usize| -> R<()> {
+        if argv.len() != k {
+            fail(
+                span,
+                format!(
+                    "`{name}` takes {k} argument{}, but {} were given",
+                    if k == 1 { "" } else { "s" },
+                    argv.len()
+                ),
+            )
+        } else {
+            Ok(())
+        }
+    };
+    match m.host {
+        Some(HostMethod::To) => {
+            want(1)?;
+            let dt = dtype_arg(argv.first(), span)?;
+            crate::autodiff::cast(recv, dt).or_else(|m| fail(span, m))
+        }
+        Some(HostMethod::Numel) => {
+            want(0)?;
+            Ok(Value::Int(recv.as_tensor().map_or(0, |t| t.numel()) as i64))
+        }
+        Some(HostMethod::Item) => {
+            want(0)?;
+            match recv.as_tensor() {
+                Some(t) => t.item().map(scalar_value).or_else(|e| terr(span, e)),
+                None => fail(span, "`item` needs a tensor"),
             }
-            (Value::Struct(s), Member::Offset(_, sym) | Member::Dynamic(sym, _)) => {
-                match s.def.field_offset(sym) {
-                    Some(i) => Ok(s.fields[i].clone()),
-                    None => fail(
-                        span,
-                        format!("struct `{}` has no field `{}`", s.def.name, self.sym_name(sym)),
-                    ),
-                }
+        }
+        _ => match m.op {
+            Some(op) => {
+                let mut slots = Vec::with_capacity(argv.len() + 1);
+                slots.push(Some(recv.clone()));
+                slots.extend(argv.into_iter().map(Some));
+                crate::autodiff::op(op, &slots).or_else(|e| fail(span, e.message))
             }
-            (Value::Tensor(_) | Value::Tracked(_), Member::Tensor(f) | Member::Dynamic(_, Some(f))) => {
-                self.tensor_field(base, f, span)
-            }
-            (Value::Tensor(_) | Value::Tracked(_), Member::Offset(_, sym) | Member::Dynamic(sym, None)) => {
-                fail(
-                    span,
-                    format!(
-                        "a tensor has no field `{}` (its fields are {})",
-                        self.sym_name(sym),
-                        TensorField::names().join(", ")
-                    ),
-                )
-            }
-            (other, m) => {
-                let name = match m {
-                    Member::Tensor(f) => Rc::from(f.name()),
-                    Member::Offset(_, sym) | Member::Dynamic(sym, _) => self.sym_name(sym),
+            None => fail(span, format!("unknown method `{name}` on `{}`", recv.type_name())),
+        },
+    }
+}
+
+pub(crate) fn tensor_field(recv: &Value, field: TensorField, span: Span) -> R<Value> {
+    let Some(t) = recv.as_tensor() else {
+        return fail(
+            span,
+            format!("a `{}` has no field `{}`", recv.type_name(), field.name()),
+        );
+    };
+    match field {
+        TensorField::Dtype => Ok(Value::DType(t.dtype())),
+        TensorField::Shape => Ok(Value::Arr(Rc::new(
+            t.shape().iter().map(|&d| Value::Int(d as i64)).collect(),
+        ))),
+        TensorField::Ndim => Ok(Value::Int(t.ndim() as i64)),
+        TensorField::T => crate::autodiff::reverse(recv).or_else(|m| fail(span, m)),
+    }
+}
+
+pub(crate) fn tensor_index(recv: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
+    let mut items = Vec::with_capacity(keys.len());
+    for k in keys {
+        items.push(match k {
+            IndexKey::Single(v, s) => IndexItem::Single(int_arg(v, *s, "an index")?),
+            IndexKey::Slice(a, b, c) => {
+                let bound = |x: &Option<(Value, Span)>| -> R<Option<i64>> {
+                    match x {
+                        None => Ok(None),
+                        Some((v, s)) => int_arg(v, *s, "a slice bound").map(Some),
+                    }
                 };
-                fail(span, format!("a `{}` has no field `{name}`", other.type_name()))
+                IndexItem::Slice(bound(a)?, bound(b)?, bound(c)?)
             }
-        }
+        });
     }
+    crate::autodiff::index(recv, &items).or_else(|m| fail(span, m))
+}
 
-    pub(crate) fn index(&mut self, base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
-        if base.is_tensor() {
-            return self.tensor_index(base, keys, span);
-        }
-        let [key] = keys else {
-            return fail(span, format!("a `{}` takes exactly one index", base.type_name()));
-        };
-        match (base, key) {
-            (Value::Arr(items), IndexKey::Single(i, s)) => norm_index(i, items.len())
-                .map(|j| items[j].clone())
-                .or_else(|m| fail(*s, m)),
-            (Value::Str(st), IndexKey::Single(i, s)) => {
-                let chars: Vec<char> = st.chars().collect();
-                norm_index(i, chars.len())
-                    .map(|j| Value::str(chars[j].to_string()))
-                    .or_else(|m| fail(*s, m))
-            }
-            (Value::Arr(items), IndexKey::Slice(a, b, c)) => {
-                let idx = slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, items.len())
-                    .or_else(|m| fail(span, m))?;
-                Ok(Value::Arr(Rc::new(
-                    idx.into_iter().map(|i| items[i].clone()).collect(),
-                )))
-            }
-            (Value::Str(st), IndexKey::Slice(a, b, c)) => {
-                let chars: Vec<char> = st.chars().collect();
-                let idx = slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, chars.len())
-                    .or_else(|m| fail(span, m))?;
-                Ok(Value::str(idx.into_iter().map(|i| chars[i]).collect::<String>()))
-            }
-            (other, _) => fail(span, format!("a `{}` cannot be indexed", other.type_name())),
-        }
+/// Where each argument of a call was written, for errors about one
+/// argument (the HIR's argument list, read only for its spans).
+#[derive(Clone, Copy)]
+pub(crate) struct ArgSpans<'a>(pub &'a hir::Args);
+
+impl ArgSpans<'_> {
+    fn of(self, slot: usize) -> Option<Span> {
+        self.0
+            .items
+            .iter()
+            .find(|(s, _)| *s as usize == slot)
+            .map(|(_, e)| e.span)
     }
+}
+
+/// Runs a tensor operation of the registry on arguments bound to its
+/// slots, recorded on a tape when an operand is tracked. An error about
+/// one argument points at that argument.
+pub(crate) fn call_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<Value> {
+    crate::autodiff::op(op, &slots).or_else(|e| {
+        let here = e.arg.and_then(|slot| at.of(slot)).unwrap_or(span);
+        fail(here, e.message)
+    })
 }
 
 #[cfg(test)]

@@ -6,55 +6,30 @@
 //! Invariant: nothing here panics on any program; every failure is a
 //! `RuntimeError` with the span of the expression that failed.
 
+// The `other =>` arms over `Value` in this module are type errors ("needs a
+// tensor, not a Str"): a new kind of value is rejected by them until it is
+// taught otherwise, which is the behaviour wanted. Matches over the
+// registries' enums (Op, Builtin, HostMethod, TensorField, BinOp, DType)
+// have no wildcard here, except where an allow in place says why.
+#![allow(clippy::wildcard_enum_match_arm)]
+
 use std::rc::Rc;
 
 use twill_check::builtins::{HostMethod, MethodRef};
-use twill_check::hir::{self, Capture, ExprKind as H, Member, Module, PathElem, Pattern, Stmt, Var};
+use twill_check::hir::{self, Capture, ExprKind as H, Member, Module, PathElem, Pattern, Stmt, Sym, Var};
 use twill_check::RtType;
 use twill_host::Host;
 use twill_syntax::ast::BinOp;
-use twill_syntax::{Diagnostic, Span};
+use twill_syntax::Span;
+use twill_tensor::Tensor;
 
+use crate::autodiff::binary_values;
+use crate::bridge::{collect_leaves, tensor_value, terr, Lit};
+use crate::builtins::{self, ArgSpans};
+pub use crate::error::RuntimeError;
+use crate::error::{fail, Ctrl, Cx, R};
 use crate::ops;
-use crate::value::{Closure, StructVal, Value};
-
-/// A run-time failure at a source location.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RuntimeError {
-    pub message: String,
-    pub span: Span,
-    pub notes: Vec<String>,
-}
-
-impl RuntimeError {
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        let mut d = Diagnostic::error(self.span, self.message.clone());
-        for n in &self.notes {
-            d = d.with_note(n.clone());
-        }
-        d
-    }
-}
-
-pub(crate) enum Ctrl {
-    Break,
-    Continue,
-    Return(Value),
-    Error(RuntimeError),
-}
-
-/// Every evaluation returns this. Boxing the control-flow side keeps
-/// `R<Value>` at 16 bytes, so it comes back in two registers: the common
-/// path (a value) pays nothing for the rare one (break, return, an error).
-pub(crate) type R<T> = Result<T, Box<Ctrl>>;
-
-pub(crate) fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
-    Err(Box::new(Ctrl::Error(RuntimeError {
-        message: message.into(),
-        span,
-        notes: Vec::new(),
-    })))
-}
+use crate::value::{Closure, IndexKey, StructVal, Value};
 
 /// Stack a call must leave free; below it, recursion is reported as a stack
 /// overflow instead of crashing the process.
@@ -208,6 +183,9 @@ impl Interp {
         }
     }
 
+    // The hot kinds are matched here and every other kind goes to
+    // `eval_cold`: the wildcard is the split, not a forgotten case.
+    #[allow(clippy::wildcard_enum_match_arm)]
     pub(crate) fn eval(&mut self, e: &hir::Expr, f: Frame) -> R<Value> {
         match &e.kind {
             H::Load(Var::Local(s)) => Ok(self.stack[f.base + *s as usize].clone()),
@@ -234,7 +212,16 @@ impl Interp {
                             BinOp::Eq => Some(Value::Bool(p == q)),
                             BinOp::Ne => Some(Value::Bool(p != q)),
                             BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
-                            _ => None,
+                            BinOp::Div
+                            | BinOp::FloorDiv
+                            | BinOp::Mod
+                            | BinOp::Pow
+                            | BinOp::MatMul
+                            | BinOp::BitAnd
+                            | BinOp::BitOr
+                            | BinOp::BitXor
+                            | BinOp::Shl
+                            | BinOp::Shr => None,
                         };
                         match fast {
                             Some(v) => Ok(v),
@@ -248,7 +235,7 @@ impl Interp {
                     {
                         ops::binary(*op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail(e.span, m))
                     }
-                    (x, y) => ops::binary(*op, &x, &y).or_else(|m| fail(e.span, m)),
+                    (x, y) => binary_values(*op, &x, &y).or_else(|m| fail(e.span, m)),
                 }
             }
             H::If(c, t, o) => {
@@ -286,6 +273,7 @@ impl Interp {
     /// directly instead of recursing into `eval`: they are half of all
     /// evaluations in arithmetic code.
     #[inline(always)]
+    #[allow(clippy::wildcard_enum_match_arm)] // leaves here, the rest through `eval`
     fn operand(&mut self, e: &hir::Expr, f: Frame) -> R<Value> {
         match &e.kind {
             H::Load(Var::Local(s)) => Ok(fast_clone(&self.stack[f.base + *s as usize])),
@@ -337,7 +325,10 @@ impl Interp {
             H::Or(a, b) => Ok(Value::Bool(
                 self.truth(a, f, "the operand of `or`")? || self.truth(b, f, "the operand of `or`")?,
             )),
-            H::Builtin(b, args) => self.builtin(*b, args, f, e.span),
+            H::Builtin(b, args) => {
+                let slots = self.eval_slots(args, f)?;
+                builtins::call_builtin(self, *b, slots, ArgSpans(args), e.span)
+            }
             H::Method {
                 receiver,
                 method,
@@ -345,7 +336,8 @@ impl Interp {
                 args,
             } => {
                 let r = self.eval(receiver, f)?;
-                self.method(r, *method, *sym, args, f, e.span)
+                let slots = self.eval_slots(args, f)?;
+                builtins::call_method(self, r, *method, *sym, slots, ArgSpans(args), e.span)
             }
             H::MutMethod {
                 root,
@@ -355,12 +347,12 @@ impl Interp {
             } => self.mut_method(*root, path, *method, args, f, e.span),
             H::Field(base, member) => {
                 let b = self.eval(base, f)?;
-                self.field(&b, *member, e.span)
+                builtins::field(self, &b, *member, e.span)
             }
             H::Index(base, items) => {
                 let b = self.eval(base, f)?;
                 let keys = self.index_keys(items, f)?;
-                self.index(&b, &keys, e.span)
+                builtins::index(&b, &keys, e.span)
             }
             H::Try(inner) => match self.eval(inner, f)? {
                 Value::Ok(v) | Value::Some(v) => Ok((*v).clone()),
@@ -485,7 +477,7 @@ impl Interp {
                             (Value::Int(a), Value::Int(b), BinOp::Add) if a.checked_add(*b).is_some() => {
                                 Value::Int(a + b)
                             }
-                            _ => ops::binary(*op, &cur, &v).or_else(|m| fail(*span, m))?,
+                            _ => binary_values(*op, &cur, &v).or_else(|m| fail(*span, m))?,
                         };
                     }
                     if let Some(p) = self.place(*root, f) {
@@ -637,7 +629,7 @@ impl Interp {
                 }
                 match *c {
                     Ctrl::Return(v) => v,
-                    _ => Value::Unit,
+                    Ctrl::Break | Ctrl::Continue | Ctrl::Error(_) => Value::Unit,
                 }
             }
         };
@@ -770,7 +762,7 @@ impl Interp {
         if keys.is_empty() {
             if let Some(op) = op {
                 let cur = self.load(root, f, span)?;
-                v = ops::binary(op, &cur, &v).or_else(|m| fail(span, m))?;
+                v = binary_values(op, &cur, &v).or_else(|m| fail(span, m))?;
             }
             if let Some(rt) = check {
                 v = conform(v, rt).or_else(|(want, got)| {
@@ -797,7 +789,7 @@ impl Interp {
         }
         let slot = child_mut(place, last, &syms).or_else(|(m, s)| fail(s, m))?;
         if let Some(op) = op {
-            v = ops::binary(op, slot, &v).or_else(|m| fail(span, m))?;
+            v = binary_values(op, slot, &v).or_else(|m| fail(span, m))?;
         }
         *slot = v;
         Ok(())
@@ -848,10 +840,10 @@ impl Interp {
                 op: None,
                 host: Some(method),
             };
-            return self.method_values(recv, m, method.name(), argv, span);
+            return builtins::method_values(recv, m, method.name(), argv, span);
         };
         let items = Rc::make_mut(rc);
-        crate::builtins::arr_mut_method(items, method, argv).or_else(|m| fail(span, m))
+        builtins::arr_mut_method(items, method, argv).or_else(|m| fail(span, m))
     }
 }
 
@@ -866,16 +858,6 @@ fn fast_clone(v: &Value) -> Value {
     }
 }
 
-/// An evaluated index item.
-pub(crate) enum IndexKey {
-    Single(Value, Span),
-    Slice(
-        Option<(Value, Span)>,
-        Option<(Value, Span)>,
-        Option<(Value, Span)>,
-    ),
-}
-
 type PlaceErr = (String, Span);
 
 fn child_mut<'v>(place: &'v mut Value, key: &Key, symbols: &[Rc<str>]) -> Result<&'v mut Value, PlaceErr> {
@@ -883,7 +865,7 @@ fn child_mut<'v>(place: &'v mut Value, key: &Key, symbols: &[Rc<str>]) -> Result
         Key::Index(idx, span) => match place {
             Value::Arr(rc) => {
                 let items = Rc::make_mut(rc);
-                let i = crate::builtins::norm_index(idx, items.len()).map_err(|m| (m, *span))?;
+                let i = builtins::norm_index(idx, items.len()).map_err(|m| (m, *span))?;
                 Ok(&mut items[i])
             }
             other => Err((
@@ -975,5 +957,95 @@ fn rt_name(rt: &RtType) -> String {
         RtType::Crosscheck(d) => {
             format!("Tensor[{d}] (the checker's static dtype; a mismatch is a bug in twill)")
         }
+    }
+}
+
+impl Interp {
+    /// Evaluates a list literal, deciding between a tensor and an `Arr`
+    /// (spec §4): all numbers (Int or F64, at any nesting of literal lists)
+    /// make an f64 tensor, all Bools a bool tensor, anything else an Arr.
+    pub(crate) fn eval_list(&mut self, items: &[hir::Expr], f: Frame, span: Span) -> R<Value> {
+        let lit = self.eval_lit(items, f)?;
+        let mut leaves = Vec::new();
+        let mut shape = Vec::new();
+        let mut regular = true;
+        collect_leaves(&lit, 0, &mut shape, &mut leaves, &mut regular);
+        let all_numbers =
+            !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Int(_) | Value::F64(_)));
+        let all_bools = !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Bool(_)));
+        let nested = matches!(&lit, Lit::List(items) if items.iter().any(|i| matches!(i, Lit::List(_))));
+        if all_numbers || all_bools {
+            if !regular {
+                return fail(
+                    span,
+                    "ragged nested list: every row of a tensor literal must have the same length",
+                );
+            }
+            let t = if all_bools {
+                let v: Vec<bool> = leaves.iter().map(|v| matches!(v, Value::Bool(true))).collect();
+                Tensor::from_vec(v, shape)
+            } else {
+                let v: Vec<f64> = leaves
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(i) => *i as f64,
+                        Value::F64(x) => *x,
+                        _ => 0.0,
+                    })
+                    .collect();
+                Tensor::from_vec(v, shape)
+            };
+            return t.map(tensor_value).or_else(|e| terr(span, e));
+        }
+        if nested
+            && leaves
+                .iter()
+                .all(|v| matches!(v, Value::Int(_) | Value::F64(_) | Value::Bool(_)))
+            && !leaves.is_empty()
+        {
+            return fail(span, "a tensor literal cannot mix numbers and Bools");
+        }
+        Ok(lit.into_value())
+    }
+
+    fn eval_lit(&mut self, items: &[hir::Expr], f: Frame) -> R<Lit> {
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            out.push(if let hir::ExprKind::List(inner) = &it.kind {
+                self.eval_lit(inner, f)?
+            } else {
+                Lit::Leaf(self.eval(it, f)?)
+            });
+        }
+        Ok(Lit::List(out))
+    }
+
+    /// Evaluates call arguments in source order into their slots.
+    pub(crate) fn eval_slots(&mut self, args: &hir::Args, f: Frame) -> R<Vec<Option<Value>>> {
+        let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
+        for (slot, e) in &args.items {
+            let v = self.eval(e, f)?;
+            if let Some(s) = slots.get_mut(*slot as usize) {
+                *s = Some(v);
+            }
+        }
+        Ok(slots)
+    }
+}
+
+impl Cx for Interp {
+    fn call_value(&mut self, callee: &Value, args: Vec<Value>, span: Span) -> R<Value> {
+        self.call_with(callee, args, span)
+    }
+
+    fn host(&mut self) -> &mut dyn Host {
+        &mut *self.host
+    }
+
+    fn sym_name(&self, sym: Sym) -> Rc<str> {
+        self.symbols
+            .get(sym.0 as usize)
+            .cloned()
+            .unwrap_or_else(|| Rc::from("?"))
     }
 }

@@ -20,20 +20,18 @@
 // for typed operations (issue 10): their `_`/`other` arms over Value, Ty,
 // BinOp, Builtin and MathFn are catch-all type errors today, and the rewrite
 // replaces them; the allow goes when it lands.
-#[allow(clippy::wildcard_enum_match_arm)]
 pub mod autodiff;
-#[allow(clippy::wildcard_enum_match_arm)]
+mod bridge;
 mod builtins;
 mod data;
-#[allow(clippy::wildcard_enum_match_arm)]
+mod error;
 mod interp;
 mod ops;
 pub mod print;
 pub mod stdlib;
-#[allow(clippy::wildcard_enum_match_arm)]
-mod tensors;
 pub mod value;
 
-pub use interp::{Interp, RuntimeError};
+pub use error::RuntimeError;
+pub use interp::Interp;
 pub use twill_host::Host;
 pub use value::Value;

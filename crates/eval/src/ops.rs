@@ -22,7 +22,10 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
         (Value::Int(x), Value::Int(y)) => int_op(op, *x, *y),
         (Value::F64(x), Value::F64(y)) => float_op(op, *x, *y),
         (Value::Tensor(_) | Value::Tracked(_), _) | (_, Value::Tensor(_) | Value::Tracked(_)) => {
-            crate::tensors::tensor_binary(op, a, b)
+            Err(format!(
+                "`{}` with a tensor operand is autodiff's (`autodiff::binary_values`)",
+                op.symbol()
+            ))
         }
         (Value::Int(x), Value::F64(y)) => float_op_mixed(op, a, b, *x as f64, *y),
         (Value::F64(x), Value::Int(y)) => float_op_mixed(op, a, b, *x, *y as f64),

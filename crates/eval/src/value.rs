@@ -2,9 +2,21 @@
 //! behind `Rc` and copied on write (`Rc::make_mut`), so assignment and
 //! closure capture copy cheaply and there are no reference cycles.
 
+// The `other =>` arms over `Value` in this module are type errors ("needs a
+// tensor, not a Str"): a new kind of value is rejected by them until it is
+// taught otherwise, which is the behaviour wanted. Matches over the
+// registries' enums (Op, Builtin, HostMethod, TensorField, BinOp, DType)
+// have no wildcard here, except where an allow in place says why.
+#![allow(clippy::wildcard_enum_match_arm)]
+
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use twill_check::hir::{Function, StructDef};
+use twill_syntax::ast::BinOp;
+use twill_syntax::Span;
+use twill_tensor::ops::Op;
+use twill_tensor::tensor::IndexItem;
 use twill_tensor::{DType, Tensor};
 
 #[derive(Clone, Debug)]
@@ -25,10 +37,20 @@ pub enum Value {
     Struct(Rc<StructVal>),
     Tensor(Rc<Tensor>),
     /// A tensor recorded on an autodiff tape (spec §8).
-    Tracked(Rc<crate::autodiff::Tracked>),
-    Tape(Rc<crate::autodiff::TapeVal>),
+    Tracked(Rc<Tracked>),
+    Tape(Rc<TapeVal>),
     /// A global whose definition has not run yet.
     Undefined,
+}
+
+/// An evaluated index item.
+pub(crate) enum IndexKey {
+    Single(Value, Span),
+    Slice(
+        Option<(Value, Span)>,
+        Option<(Value, Span)>,
+        Option<(Value, Span)>,
+    ),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +96,7 @@ pub struct StructVal {
 impl Value {
     /// The tensor a tensor value holds, under any tapes that record it.
     pub fn as_tensor(&self) -> Option<&Tensor> {
-        crate::autodiff::base(self)
+        base(self)
     }
 
     /// Whether this is a tensor (recorded on a tape or not).
@@ -105,6 +127,124 @@ impl Value {
             Value::Tracked(_) => format!("Tensor[{}]", self.as_tensor().map_or(DType::F64, |t| t.dtype())),
             Value::Tape(_) => "Tape".into(),
             Value::Undefined => "undefined".into(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// What a tape records (spec §8). The operations on these live in
+// `autodiff`; the records are values, so they live here, below everything.
+
+thread_local! {
+    pub(crate) static NEXT_NODE: Cell<u64> = const { Cell::new(1) };
+    static NEXT_LEVEL: Cell<u64> = const { Cell::new(1) };
+}
+
+pub(crate) fn next_id(c: &'static std::thread::LocalKey<Cell<u64>>) -> u64 {
+    c.with(|n| {
+        let v = n.get();
+        n.set(v + 1);
+        v
+    })
+}
+
+/// A tape: its level and the leaves watched on it, in watch order.
+#[derive(Debug)]
+pub struct TapeVal {
+    pub level: u64,
+    pub(crate) leaves: RefCell<Vec<Rc<Node>>>,
+}
+
+impl Default for TapeVal {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TapeVal {
+    pub fn new() -> TapeVal {
+        TapeVal {
+            level: next_id(&NEXT_LEVEL),
+            leaves: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+/// A tensor recorded on a tape: its node, and its value one level down
+/// (a plain tensor, or a value tracked by an outer tape).
+#[derive(Debug)]
+pub struct Tracked {
+    pub node: Rc<Node>,
+    pub primal: Value,
+}
+
+/// An operation as the backward pass needs to know it.
+#[derive(Clone, Debug)]
+pub(crate) enum AdOp {
+    /// An operation of the registry.
+    Table(Op),
+    Bin(BinOp),
+    Cast,
+    Index(Vec<IndexItem>),
+    /// `x.T`.
+    Reverse,
+    /// The adjoint of `index_select` along an axis; args: src, idx.
+    IndexAdd(usize),
+    /// The adjoint of `gather` along an axis; args: src, idx.
+    ScatterAdd(usize),
+}
+
+#[derive(Debug)]
+pub(crate) enum Kind {
+    Leaf,
+    Op {
+        op: AdOp,
+        /// The arguments by parameter (primals one level down), then the
+        /// extra positional ones of a variadic operation.
+        args: Vec<Option<Value>>,
+        out: Value,
+    },
+}
+
+/// Where a parent sits among a node's arguments: the argument, and the
+/// element for an `Arr[Tensor]` argument (0 otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub arg: usize,
+    pub elem: usize,
+}
+
+#[derive(Debug)]
+pub struct Node {
+    pub(crate) id: u64,
+    pub(crate) level: u64,
+    pub(crate) kind: Kind,
+    pub(crate) parents: Vec<(Slot, Rc<Node>)>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Vec<usize>,
+}
+
+impl Drop for Node {
+    /// Long chains of nodes (a training loop that keeps a tracked value
+    /// across many steps) would otherwise drop recursively.
+    fn drop(&mut self) {
+        let mut stack: Vec<Rc<Node>> = self.parents.drain(..).map(|(_, n)| n).collect();
+        while let Some(n) = stack.pop() {
+            if let Ok(mut inner) = Rc::try_unwrap(n) {
+                stack.extend(inner.parents.drain(..).map(|(_, n)| n));
+            }
+        }
+    }
+}
+
+/// The plain tensor under any number of tapes.
+pub(crate) fn base(v: &Value) -> Option<&Tensor> {
+    let mut v = v;
+    loop {
+        match v {
+            Value::Tensor(t) => return Some(t),
+            Value::Tracked(tr) => v = &tr.primal,
+            _ => return None,
         }
     }
 }

@@ -403,7 +403,7 @@ registry! {
         "`a` where `cond` is true, else `b`, elementwise with broadcasting", elementwise::run_where;
     Neg = "neg", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Neg), "negation, elementwise", elementwise::run_neg;
     Abs = "abs", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Abs), "absolute value, elementwise", elementwise::run_abs;
-    Sign = "sign", X, false, Rule::Same, P0, None, Host::Unary(Unary::Sign), "-1, 0 or 1 by the sign, elementwise (NaN stays NaN)", elementwise::run_sign;
+    Sign = "sign", X, false, Rule::Same, P0, None, Host::Unary(Unary::Sign), "-1, 0 or 1 by the sign, elementwise (0 for NaN and for ±0)", elementwise::run_sign;
     Relu = "relu", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Relu), "max(x, 0), elementwise", elementwise::run_relu;
     Square = "square", X, false, Rule::Same, P0, Rule, Host::Unary(Unary::Square), "x * x, elementwise", elementwise::run_square;
     Clip = "clip", &[req("x"), opt("lo"), opt("hi")], false, Rule::Same, P0, Rule, Host::Clip,
@@ -461,7 +461,7 @@ registry! {
     Concat = "concat", LIST_AXIS, false, Rule::Lists, NONE, Rule, Host::No, "the tensors of `arr` joined along an existing `axis`", shape::concat;
     Stack = "stack", LIST_AXIS, false, Rule::Lists, NONE, Rule, Host::No, "the tensors of `arr` joined along a new `axis`", shape::stack;
     Split = "split", &[req("x"), req("sizes"), opt("axis")], false, Rule::Lists, NONE, Rule, Host::No,
-        "x cut along `axis` into pieces of the given sizes (or that many equal pieces)", shape::split;
+        "x cut along `axis` into pieces of the given sizes (an Int: pieces of that size, the last one shorter)", shape::split;
     Gather = "gather", SELECT, false, Rule::Same, P0, Rule, Host::No, "elements picked along `axis` by the index tensor `idx`", shape::gather;
     IndexSelect = "index_select", SELECT, false, Rule::Same, P0, Rule, Host::No,
         "slices picked along `axis` by the rank-1 index tensor `idx`", shape::index_select;

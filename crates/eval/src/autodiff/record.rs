@@ -1,0 +1,361 @@
+//! Recording: every differentiable operation on tracked values runs on
+//! their primals (one level down, so outer tapes record it too) and adds
+//! one node at the highest level among its operands. The vjp rules and the
+//! functional transforms are written with these same functions, which is
+//! what makes nested differentiation exact.
+
+// The `other =>` arms over `Value` in this module are type errors ("needs a
+// tensor, not a Str"): a new kind of value is rejected by them until it is
+// taught otherwise, which is the behaviour wanted. Matches over the
+// registries' enums (Op, Builtin, HostMethod, TensorField, BinOp, DType)
+// have no wildcard here, except where an allow in place says why.
+#![allow(clippy::wildcard_enum_match_arm)]
+
+use std::rc::Rc;
+
+use twill_syntax::ast::BinOp;
+use twill_tensor::tensor::IndexItem;
+use twill_tensor::DType;
+
+use twill_tensor::ops::{Grad, Op};
+
+use crate::bridge::{plain_binary, plain_cast, plain_op, tensor_value, OpError};
+use crate::value::{base, next_id, AdOp, Kind, Node, Slot, TapeVal, Tracked, Value, NEXT_NODE};
+
+/// The highest tape level among the tracked values in `v`.
+fn level(v: &Value) -> Option<u64> {
+    match v {
+        Value::Tracked(t) => Some(t.node.level),
+        Value::Arr(items) => items.iter().filter_map(level).max(),
+        _ => None,
+    }
+}
+
+fn max_level<'a>(vs: impl IntoIterator<Item = &'a Value>) -> Option<u64> {
+    vs.into_iter().filter_map(level).max()
+}
+
+/// `v` with its level-`lv` tracking removed; a float-valued level-`lv`
+/// tensor becomes a parent of the node being recorded, in `slot`.
+fn strip(v: &Value, lv: u64, arg: usize, parents: &mut Vec<(Slot, Rc<Node>)>) -> Value {
+    match v {
+        Value::Tracked(t) if t.node.level == lv => {
+            if t.node.dtype.is_float() {
+                parents.push((Slot { arg, elem: 0 }, t.node.clone()));
+            }
+            t.primal.clone()
+        }
+        Value::Arr(items) if items.iter().any(|x| level(x) == Some(lv)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (elem, x) in items.iter().enumerate() {
+                match x {
+                    Value::Tracked(t) if t.node.level == lv => {
+                        if t.node.dtype.is_float() {
+                            parents.push((Slot { arg, elem }, t.node.clone()));
+                        }
+                        out.push(t.primal.clone());
+                    }
+                    other => out.push(other.clone()),
+                }
+            }
+            Value::Arr(Rc::new(out))
+        }
+        other => other.clone(),
+    }
+}
+
+/// Records a node of level `lv` whose primal output is `out`, if it has a
+/// parent and a float output; otherwise `out` is the result as it is.
+fn record(lv: u64, op: AdOp, args: Vec<Option<Value>>, parents: Vec<(Slot, Rc<Node>)>, out: Value) -> Value {
+    let Some(t) = base(&out) else { return out };
+    if parents.is_empty() || !t.dtype().is_float() {
+        return out;
+    }
+    let node = Node {
+        id: next_id(&NEXT_NODE),
+        level: lv,
+        dtype: t.dtype(),
+        shape: t.shape().to_vec(),
+        kind: Kind::Op {
+            op,
+            args,
+            out: out.clone(),
+        },
+        parents,
+    };
+    Value::Tracked(Rc::new(Tracked {
+        node: Rc::new(node),
+        primal: out,
+    }))
+}
+
+/// Runs registry operation `op` on arguments bound to its slots,
+/// recording it if an operand is tracked. Operations the registry marks
+/// non-differentiable run on the primals and are not recorded.
+pub(crate) fn op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError> {
+    let n = op.spec().params.len();
+    let padded: Vec<Option<Value>>;
+    let slots = if slots.len() < n {
+        padded = slots
+            .iter()
+            .cloned()
+            .chain(std::iter::repeat(None))
+            .take(n)
+            .collect();
+        &padded[..]
+    } else {
+        slots
+    };
+    let Some(lv) = max_level(slots.iter().flatten()) else {
+        return plain_op(op, slots);
+    };
+    match op.spec().grad {
+        Grad::None => return plain_op(op, &strip_slots(slots)),
+        Grad::Rule => {}
+    }
+    // Recorded through what they are made of; every other operation is
+    // recorded as itself below.
+    if op == Op::Split {
+        return split(slots).map_err(OpError::from);
+    }
+    if matches!(op, Op::Sort | Op::Topk) {
+        return select_sorted(op, slots).map_err(OpError::from);
+    }
+    let mut parents = Vec::new();
+    let stripped: Vec<Option<Value>> = slots
+        .iter()
+        .enumerate()
+        .map(|(i, a)| a.as_ref().map(|v| strip(v, lv, i, &mut parents)))
+        .collect();
+    let out = self::op(op, &stripped)?;
+    Ok(record(lv, AdOp::Table(op), stripped, parents, out))
+}
+
+/// `op` on positional arguments (the vjp rules' and the functional
+/// transforms' shorthand).
+pub(crate) fn op_pos(o: Op, pos: &[Value]) -> Result<Value, String> {
+    let slots: Vec<Option<Value>> = pos.iter().cloned().map(Some).collect();
+    op(o, &slots).map_err(|e| e.message)
+}
+
+/// `v` with every level of tracking removed.
+fn strip_all(v: &Value) -> Value {
+    match v {
+        Value::Tracked(_) => base(v).map_or(Value::Unit, |t| Value::Tensor(Rc::new(t.clone()))),
+        Value::Arr(items) if items.iter().any(|x| matches!(x, Value::Tracked(_))) => {
+            Value::Arr(Rc::new(items.iter().map(strip_all).collect()))
+        }
+        other => other.clone(),
+    }
+}
+
+fn strip_slots(vs: &[Option<Value>]) -> Vec<Option<Value>> {
+    vs.iter().map(|v| v.as_ref().map(strip_all)).collect()
+}
+
+fn int_value(v: &Option<Value>) -> Option<i64> {
+    match v {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// `split` of a tracked tensor, as slices along the axis (the same values,
+/// each piece recorded as an index).
+fn split(args: &[Option<Value>]) -> Result<Value, String> {
+    let x = args[0].clone().unwrap_or(Value::Unit);
+    let axis = args.get(2).cloned().flatten();
+    // Let the kernel validate everything and tell the sizes.
+    let pieces = plain_op(Op::Split, &strip_slots(args)).map_err(|e| e.message)?;
+    let Value::Arr(pieces) = pieces else {
+        return Err("`split` gave no pieces".into());
+    };
+    let t = base(&x).ok_or("`split` needs a tensor")?;
+    let ax = match axis {
+        Some(a) => int_value(&Some(a)).ok_or("`split`: axis must be an Int")?,
+        None => 0,
+    };
+    let ax = twill_tensor::tensor::normalize_axis(ax, t.ndim()).map_err(|e| e.0)?;
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut start = 0i64;
+    for p in pieces.iter() {
+        let len = base(p).map_or(0, |t| t.shape()[ax]) as i64;
+        let mut items = vec![IndexItem::Slice(None, None, None); ax];
+        items.push(IndexItem::Slice(Some(start), Some(start + len), None));
+        out.push(index(&x, &items)?);
+        start += len;
+    }
+    Ok(Value::Arr(Rc::new(out)))
+}
+
+/// `sort`/`topk` of a tracked tensor: the order is found on the plain
+/// values, and the result is a `gather` of the tracked ones (the same bits).
+fn select_sorted(which: Op, args: &[Option<Value>]) -> Result<Value, String> {
+    let x = args.first().cloned().flatten().unwrap_or(Value::Unit);
+    let arg_op = if which == Op::Sort {
+        Op::Argsort
+    } else {
+        Op::Argtopk
+    };
+    let idx = plain_op(arg_op, &strip_slots(args)).map_err(|e| e.message)?;
+    let t = base(&x).ok_or("needs a tensor")?;
+    let axis_arg = if which == Op::Sort {
+        args.get(1)
+    } else {
+        args.get(2)
+    };
+    let ax = match axis_arg.cloned().flatten() {
+        Some(Value::Int(a)) => a,
+        _ => -1,
+    };
+    let ax = twill_tensor::tensor::normalize_axis(ax, t.ndim().max(1)).map_err(|e| e.0)?;
+    if t.ndim() == 0 {
+        return Ok(x);
+    }
+    op_pos(Op::Gather, &[x, Value::Int(ax as i64), idx])
+}
+
+/// `a op b` on any values: with a tensor operand through [`binary`]
+/// (recorded when tracked), on host values through `ops::binary`.
+pub(crate) fn binary_values(bop: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+    if a.is_tensor() || b.is_tensor() {
+        binary(bop, a, b)
+    } else {
+        crate::ops::binary(bop, a, b)
+    }
+}
+
+/// `a op b` with a tensor on at least one side, recorded if one is tracked.
+pub(crate) fn binary(bop: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+    let Some(lv) = max_level([a, b]) else {
+        return plain_binary(bop, a, b);
+    };
+    if bop == BinOp::MatMul {
+        return op_pos(Op::Matmul, &[a.clone(), b.clone()]);
+    }
+    let differentiable = matches!(
+        bop,
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod | BinOp::Pow
+    );
+    if !differentiable {
+        return binary(bop, &strip_all(a), &strip_all(b));
+    }
+    let mut parents = Vec::new();
+    let a = strip(a, lv, 0, &mut parents);
+    let b = strip(b, lv, 1, &mut parents);
+    let out = binary(bop, &a, &b)?;
+    Ok(record(lv, AdOp::Bin(bop), vec![Some(a), Some(b)], parents, out))
+}
+
+/// A one-tensor operation on `x`, tracked at level `lv`: `again` runs it
+/// on x's primal (recording on outer tapes through the same entry point),
+/// and the result is recorded as `op` with arguments `[x's primal, extra…]`.
+fn through(
+    x: &Value,
+    lv: u64,
+    op: AdOp,
+    extra: &[&Value],
+    again: impl FnOnce(&Value) -> Result<Value, String>,
+) -> Result<Value, String> {
+    let mut parents = Vec::new();
+    let p = strip(x, lv, 0, &mut parents);
+    let out = again(&p)?;
+    let mut args = vec![Some(p)];
+    args.extend(extra.iter().map(|v| Some((*v).clone())));
+    Ok(record(lv, op, args, parents, out))
+}
+
+/// `x.to(dt)`, recorded between float dtypes.
+pub(crate) fn cast(x: &Value, dt: DType) -> Result<Value, String> {
+    match level(x) {
+        None => plain_cast(x, dt),
+        Some(lv) => through(x, lv, AdOp::Cast, &[], |p| cast(p, dt)),
+    }
+}
+
+/// `x[items]`, recorded.
+pub(crate) fn index(x: &Value, items: &[IndexItem]) -> Result<Value, String> {
+    match level(x) {
+        None => {
+            let t = base(x).ok_or("only a tensor can be indexed here")?;
+            t.index(items).map(tensor_value).map_err(|e| e.0)
+        }
+        Some(lv) => through(x, lv, AdOp::Index(items.to_vec()), &[], |p| index(p, items)),
+    }
+}
+
+/// `x.T`, recorded.
+pub(crate) fn reverse(x: &Value) -> Result<Value, String> {
+    match level(x) {
+        None => {
+            let t = base(x).ok_or("`.T` needs a tensor")?;
+            Ok(tensor_value(t.reversed_axes()))
+        }
+        Some(lv) => through(x, lv, AdOp::Reverse, &[], reverse),
+    }
+}
+
+/// The adjoint of `index_select`, recorded (its own vjp is `index_select`).
+pub(crate) fn index_add(src: &Value, axis: usize, idx: &Value, size: usize) -> Result<Value, String> {
+    match level(src) {
+        None => {
+            let (s, i) = (
+                base(src).ok_or("index_add: src")?,
+                base(idx).ok_or("index_add: idx")?,
+            );
+            twill_tensor::ops::adjoint::index_add(s, axis, i, size)
+                .map(tensor_value)
+                .map_err(|e| e.0)
+        }
+        Some(lv) => through(src, lv, AdOp::IndexAdd(axis), &[idx], |p| {
+            index_add(p, axis, idx, size)
+        }),
+    }
+}
+
+/// The adjoint of `gather`, recorded (its own vjp is `gather`).
+pub(crate) fn scatter_add(src: &Value, axis: usize, idx: &Value, shape: &[usize]) -> Result<Value, String> {
+    match level(src) {
+        None => {
+            let (s, i) = (
+                base(src).ok_or("scatter_add: src")?,
+                base(idx).ok_or("scatter_add: idx")?,
+            );
+            twill_tensor::ops::adjoint::scatter_add(s, axis, i, shape)
+                .map(tensor_value)
+                .map_err(|e| e.0)
+        }
+        Some(lv) => through(src, lv, AdOp::ScatterAdd(axis), &[idx], |p| {
+            scatter_add(p, axis, idx, shape)
+        }),
+    }
+}
+
+/// `tp.watch(t)`: a leaf of the tape's level around `t`.
+pub(crate) fn watch(tape: &TapeVal, v: &Value) -> Result<Value, String> {
+    let t = base(v).ok_or_else(|| format!("only a tensor can be watched, not `{}`", v.type_name()))?;
+    if let Some(l) = level(v) {
+        if l >= tape.level {
+            return Err(if l == tape.level {
+                "this tensor is already watched by this tape".to_string()
+            } else {
+                "this tensor is already watched by a tape made after this one; \
+                 watch it on the outer (earlier) tape first"
+                    .to_string()
+            });
+        }
+    }
+    let node = Rc::new(Node {
+        id: next_id(&NEXT_NODE),
+        level: tape.level,
+        kind: Kind::Leaf,
+        parents: Vec::new(),
+        dtype: t.dtype(),
+        shape: t.shape().to_vec(),
+    });
+    tape.leaves.borrow_mut().push(node.clone());
+    Ok(Value::Tracked(Rc::new(Tracked {
+        node,
+        primal: v.clone(),
+    })))
+}
