@@ -5,7 +5,8 @@
 //! runs it (real files, relative to the workspace root; stdout captured;
 //! diagnostics rendered without colour; the big stack of the binary's
 //! interpreter thread), and its source, stdout, stderr and exit status are
-//! compared with the insta snapshot of the same name in `goldens/`. The
+//! compared with the insta snapshot of the same name in `goldens/` (with the
+//! kind of a runtime error, `twill_eval::ErrorKind`, on a last line). The
 //! folder holding a program states its outcome: under `ok/` it must exit 0,
 //! under `err/` with 1 or 2. Adding a test is dropping a file; a snapshot
 //! whose program no longer exists fails the run. See testdata/README.md.
@@ -72,7 +73,7 @@ fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
     let source = std::fs::read_to_string(root.join(rel)).expect("test program is readable");
     let args = program_args(&source);
     let path = rel.to_string_lossy().into_owned();
-    let (stdout, stderr, code) = std::thread::Builder::new()
+    let (stdout, stderr, code, kind) = std::thread::Builder::new()
         .stack_size(STACK)
         .spawn(move || {
             let out = SharedBuf::default();
@@ -81,18 +82,23 @@ fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
             let mut session = Session::new(Box::new(host), Options { crosscheck: true })
                 .expect("the standard library loads");
             let status = session.run_path(&path, Mode::Run, &mut reporter);
-            (out.text(), reporter.text, status.code())
+            let kind = session.last_error_kind();
+            (out.text(), reporter.text, status.code(), kind)
         })
         .expect("a thread for the program")
         .join()
         .expect("the session does not panic");
-    let text = format!(
+    let mut text = format!(
         "--- source\n{}\n--- stdout\n{}\n--- stderr\n{}\n--- exit status: {}\n",
         source.trim_end(),
         stdout.trim_end(),
         stderr.trim_end(),
         code
     );
+    // A runtime error's kind, so that a snapshot asserts which failure it is.
+    if let Some(kind) = kind {
+        text.push_str(&format!("--- error kind: {kind}\n"));
+    }
     (text, Some(code))
 }
 

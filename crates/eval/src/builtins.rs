@@ -24,7 +24,7 @@ use twill_tensor::Tensor;
 use crate::bridge::{
     dtype_arg, int_arg, number_arg, scalar_value, shape_arg, tensor_value, terr, value_scalar,
 };
-use crate::error::{fail, Cx, R};
+use crate::error::{fail, fail_as, fail_with, Cx, ErrorKind, Failure, R};
 use crate::ops;
 use crate::print::display;
 use crate::value::{IndexKey, RangeVal, Value};
@@ -33,14 +33,17 @@ use crate::value::{IndexKey, RangeVal, Value};
 /// exhausting memory.
 const MAX_ARR_LEN: u64 = 1 << 28;
 
-pub(crate) fn norm_index(idx: &Value, len: usize) -> Result<usize, String> {
+pub(crate) fn norm_index(idx: &Value, len: usize) -> Result<usize, Failure> {
     let Value::Int(i) = idx else {
-        return Err(format!("an index must be an Int, not `{}`", idx.type_name()));
+        return Err(format!("an index must be an Int, not `{}`", idx.type_name()).into());
     };
     let n = len as i64;
     let j = if *i < 0 { i + n } else { *i };
     if j < 0 || j >= n {
-        return Err(format!("index {i} is out of range for length {len}"));
+        return Err(Failure::new(
+            ErrorKind::Index,
+            format!("index {i} is out of range for length {len}"),
+        ));
     }
     Ok(j as usize)
 }
@@ -96,20 +99,20 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, String> {
+pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, Failure> {
     if let Value::Int(i) = v {
         match m {
             Unary::Abs => {
                 return i
                     .checked_abs()
                     .map(Value::Int)
-                    .ok_or_else(|| format!("Int overflow: abs({i})"))
+                    .ok_or_else(|| Failure::new(ErrorKind::Overflow, format!("Int overflow: abs({i})")))
             }
             Unary::Neg => {
                 return i
                     .checked_neg()
                     .map(Value::Int)
-                    .ok_or_else(|| format!("Int overflow: neg({i})"))
+                    .ok_or_else(|| Failure::new(ErrorKind::Overflow, format!("Int overflow: neg({i})")))
             }
             // Every other function of an Int is taken of it as an F64.
             Unary::Sign
@@ -135,10 +138,7 @@ pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, String
         }
     }
     let Some(x) = number(v) else {
-        return Err(format!(
-            "`{name}` needs a number or a tensor, not `{}`",
-            v.type_name()
-        ));
+        return Err(format!("`{name}` needs a number or a tensor, not `{}`", v.type_name()).into());
     };
     Ok(match m {
         Unary::IsNan => Value::Bool(x.is_nan()),
@@ -208,15 +208,15 @@ pub(crate) fn arr_mut_method(
     items: &mut Vec<Value>,
     m: HostMethod,
     args: Vec<Value>,
-) -> Result<Value, String> {
+) -> Result<Value, Failure> {
     let name = m.name();
-    let want = |k: usize| {
+    let want = |k: usize| -> Result<(), Failure> {
         if args.len() != k {
-            Err(format!(
+            Err(Failure::from(format!(
                 "`{name}` takes {k} argument{}, but {} were given",
                 if k == 1 { "" } else { "s" },
                 args.len()
-            ))
+            )))
         } else {
             Ok(())
         }
@@ -229,17 +229,22 @@ pub(crate) fn arr_mut_method(
         }
         HostMethod::Pop => {
             want(0)?;
-            items.pop().ok_or_else(|| "pop from an empty Arr".to_string())
+            items
+                .pop()
+                .ok_or_else(|| Failure::new(ErrorKind::Index, "pop from an empty Arr"))
         }
         HostMethod::Insert => {
             want(2)?;
             let Value::Int(i) = args[0] else {
-                return Err(format!("an index must be an Int, not `{}`", args[0].type_name()));
+                return Err(format!("an index must be an Int, not `{}`", args[0].type_name()).into());
             };
             let n = items.len() as i64;
             let j = if i < 0 { i + n } else { i };
             if j < 0 || j > n {
-                return Err(format!("insert position {i} is out of range for length {n}"));
+                return Err(Failure::new(
+                    ErrorKind::Index,
+                    format!("insert position {i} is out of range for length {n}"),
+                ));
             }
             items.insert(j as usize, args[1].clone());
             Ok(Value::Unit)
@@ -265,7 +270,7 @@ pub(crate) fn arr_mut_method(
         | HostMethod::Watch
         | HostMethod::To
         | HostMethod::Numel
-        | HostMethod::Item => Err(format!("unknown method `{name}` on `Arr`")),
+        | HostMethod::Item => Err(format!("unknown method `{name}` on `Arr`").into()),
     }
 }
 
@@ -405,9 +410,9 @@ pub(crate) fn call_builtin(
             Value::Bool(false) => {
                 let msg = argv.get(1).map(display).unwrap_or_default();
                 if msg.is_empty() {
-                    fail(span, "assertion failed")
+                    fail_as(ErrorKind::Assertion, span, "assertion failed")
                 } else {
-                    fail(span, format!("assertion failed: {msg}"))
+                    fail_as(ErrorKind::Assertion, span, format!("assertion failed: {msg}"))
                 }
             }
             other => fail(
@@ -422,9 +427,9 @@ pub(crate) fn call_builtin(
             match cx.host().read_text(path.as_str()) {
                 Ok(s) => Ok(Value::str(s)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    fail(span, format!("file not found: {path}"))
+                    fail_as(ErrorKind::Io, span, format!("file not found: {path}"))
                 }
-                Err(e) => fail(span, format!("cannot read {path}: {e}")),
+                Err(e) => fail_as(ErrorKind::Io, span, format!("cannot read {path}: {e}")),
             }
         }
         Builtin::ReadCsv => {
@@ -440,7 +445,7 @@ pub(crate) fn call_builtin(
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`load_npy` needs a path (Str)");
             };
-            crate::data::load_npy(cx.host(), path.as_str()).or_else(|m| fail(span, m))
+            crate::data::load_npy(cx.host(), path.as_str()).or_else(|m| fail_as(ErrorKind::Io, span, m))
         }
         Builtin::SaveNpy => {
             let Value::Str(path) = arg(0) else {
@@ -455,7 +460,7 @@ pub(crate) fn call_builtin(
             };
             crate::data::save_npy(cx.host(), path.as_str(), t)
                 .map(|_| Value::Unit)
-                .or_else(|m| fail(span, m))
+                .or_else(|m| fail_as(ErrorKind::Io, span, m))
         }
         Builtin::WriteText => {
             let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
@@ -463,7 +468,7 @@ pub(crate) fn call_builtin(
             };
             cx.host()
                 .write_file(&path, text.as_bytes())
-                .or_else(|e| fail(span, format!("cannot write {path}: {e}")))?;
+                .or_else(|e| fail_as(ErrorKind::Io, span, format!("cannot write {path}: {e}")))?;
             Ok(Value::Unit)
         }
         Builtin::Clock => Ok(Value::F64(cx.host().clock())),
@@ -517,7 +522,7 @@ fn builtin_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<
     }
     let arg = |i: usize| slots.get(i).cloned().flatten().unwrap_or(Value::Unit);
     match host {
-        Host::Unary(u) => host_math(u, op.name(), &arg(0)).or_else(|msg| fail(span, msg)),
+        Host::Unary(u) => host_math(u, op.name(), &arg(0)).or_else(|f| fail_with(span, f)),
         Host::Binary(bop) => {
             let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
                 return fail(
@@ -715,7 +720,7 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
         {
             want(0)?;
             match m.op.map(|op| op.spec().host) {
-                Some(Host::Unary(u)) => host_math(u, name, &recv).or_else(|msg| fail(span, msg)),
+                Some(Host::Unary(u)) => host_math(u, name, &recv).or_else(|f| fail_with(span, f)),
                 _ => unknown(&recv.type_name()),
             }
         }
@@ -771,12 +776,12 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
     match (base, key) {
         (Value::Arr(items), IndexKey::Single(i, s)) => norm_index(i, items.len())
             .map(|j| items[j].clone())
-            .or_else(|m| fail(*s, m)),
+            .or_else(|m| fail_with(*s, m)),
         (Value::Str(st), IndexKey::Single(i, s)) => {
             let chars: Vec<char> = st.chars().collect();
             norm_index(i, chars.len())
                 .map(|j| Value::str(chars[j].to_string()))
-                .or_else(|m| fail(*s, m))
+                .or_else(|m| fail_with(*s, m))
         }
         (Value::Arr(items), IndexKey::Slice(a, b, c)) => {
             let idx =
@@ -1022,7 +1027,7 @@ pub(crate) fn tensor_index(recv: &Value, keys: &[IndexKey], span: Span) -> R<Val
             }
         });
     }
-    crate::autodiff::index(recv, &items).or_else(|m| fail(span, m))
+    crate::autodiff::index(recv, &items).or_else(|m| fail_as(ErrorKind::Index, span, m))
 }
 
 /// Where each argument of a call was written, for errors about one
@@ -1046,7 +1051,7 @@ impl ArgSpans<'_> {
 pub(crate) fn call_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<Value> {
     crate::autodiff::op(op, &slots).or_else(|e| {
         let here = e.arg.and_then(|slot| at.of(slot)).unwrap_or(span);
-        fail(here, e.message)
+        fail_as(ErrorKind::Tensor, here, e.message)
     })
 }
 

@@ -13,9 +13,83 @@ use twill_syntax::{Diagnostic, Span};
 
 use crate::value::Value;
 
+/// What kind of failure a runtime error is: callers (the golden harness,
+/// an editor, a notebook) can tell them apart without reading messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// An operand or argument the operation does not accept: a value of
+    /// the wrong type, or outside the operation's domain.
+    Invalid,
+    /// Int arithmetic whose result does not fit in 64 bits.
+    Overflow,
+    /// Integer division or modulo by zero.
+    ZeroDivision,
+    /// An index out of range (Arr, Str or tensor).
+    Index,
+    /// A tensor operation rejected its arguments (shape, dtype, axis).
+    Tensor,
+    /// Reading or writing a file failed.
+    Io,
+    /// `assert` of a false condition.
+    Assertion,
+    /// Recursion deeper than the interpreter allows.
+    StackOverflow,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Overflow => "overflow",
+            ErrorKind::ZeroDivision => "zero-division",
+            ErrorKind::Index => "index",
+            ErrorKind::Tensor => "tensor",
+            ErrorKind::Io => "io",
+            ErrorKind::Assertion => "assertion",
+            ErrorKind::StackOverflow => "stack-overflow",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A failure below the tree walker, before it has a span: its kind and
+/// message (host operators, host math).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::new(ErrorKind::Invalid, message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Failure {
+        Failure::new(ErrorKind::Invalid, message)
+    }
+}
+
 /// A run-time failure at a source location.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeError {
+    pub kind: ErrorKind,
     pub message: String,
     pub span: Span,
     pub notes: Vec<String>,
@@ -43,8 +117,19 @@ pub(crate) enum Ctrl {
 /// path (a value) pays nothing for the rare one (break, return, an error).
 pub(crate) type R<T> = Result<T, Box<Ctrl>>;
 
+/// An [`ErrorKind::Invalid`] error at `span`: the common case.
 pub(crate) fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
+    fail_as(ErrorKind::Invalid, span, message)
+}
+
+/// A `Failure` at `span`.
+pub(crate) fn fail_with<T>(span: Span, f: Failure) -> R<T> {
+    fail_as(f.kind, span, f.message)
+}
+
+pub(crate) fn fail_as<T>(kind: ErrorKind, span: Span, message: impl Into<String>) -> R<T> {
     Err(Box::new(Ctrl::Error(RuntimeError {
+        kind,
         message: message.into(),
         span,
         notes: Vec::new(),

@@ -27,7 +27,7 @@ use crate::autodiff::binary_values;
 use crate::bridge::{collect_leaves, tensor_value, terr, Lit};
 use crate::builtins::{self, ArgSpans};
 pub use crate::error::RuntimeError;
-use crate::error::{fail, Ctrl, Cx, R};
+use crate::error::{fail, fail_as, fail_with, Ctrl, Cx, ErrorKind, R};
 use crate::ops;
 use crate::value::{Closure, IndexKey, StructVal, Value};
 
@@ -139,6 +139,7 @@ impl Interp {
             .cloned();
         let Some(callee) = callee else {
             return Err(RuntimeError {
+                kind: ErrorKind::Invalid,
                 message: format!("no global `{name}` has been defined"),
                 span,
                 notes: Vec::new(),
@@ -225,17 +226,16 @@ impl Interp {
                         };
                         match fast {
                             Some(v) => Ok(v),
-                            None => {
-                                ops::binary(*op, &Value::Int(p), &Value::Int(q)).or_else(|m| fail(e.span, m))
-                            }
+                            None => ops::binary(*op, &Value::Int(p), &Value::Int(q))
+                                .or_else(|m| fail_with(e.span, m)),
                         }
                     }
                     (Value::F64(p), Value::F64(q))
                         if !matches!(op, BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) =>
                     {
-                        ops::binary(*op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail(e.span, m))
+                        ops::binary(*op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail_with(e.span, m))
                     }
-                    (x, y) => binary_values(*op, &x, &y).or_else(|m| fail(e.span, m)),
+                    (x, y) => binary_values(*op, &x, &y).or_else(|m| fail_with(e.span, m)),
                 }
             }
             H::If(c, t, o) => {
@@ -309,12 +309,16 @@ impl Interp {
             H::Neg(a) => match self.eval(a, f)? {
                 Value::Int(i) => match i.checked_neg() {
                     Some(n) => Ok(Value::Int(n)),
-                    None => fail(e.span, format!("Int overflow: -({i}) does not fit in 64 bits")),
+                    None => fail_as(
+                        ErrorKind::Overflow,
+                        e.span,
+                        format!("Int overflow: -({i}) does not fit in 64 bits"),
+                    ),
                 },
                 Value::F64(x) => Ok(Value::F64(-x)),
                 t @ (Value::Tensor(_) | Value::Tracked(_)) => {
                     crate::autodiff::op(twill_tensor::ops::Op::Neg, &[Some(t)])
-                        .or_else(|err| fail(e.span, err.message))
+                        .or_else(|err| fail_as(ErrorKind::Tensor, e.span, err.message))
                 }
                 other => fail(e.span, format!("cannot negate a `{}`", other.type_name())),
             },
@@ -477,7 +481,7 @@ impl Interp {
                             (Value::Int(a), Value::Int(b), BinOp::Add) if a.checked_add(*b).is_some() => {
                                 Value::Int(a + b)
                             }
-                            _ => binary_values(*op, &cur, &v).or_else(|m| fail(*span, m))?,
+                            _ => binary_values(*op, &cur, &v).or_else(|m| fail_with(*span, m))?,
                         };
                     }
                     if let Some(p) = self.place(*root, f) {
@@ -582,6 +586,7 @@ impl Interp {
         if self.depth >= MAX_CALL_DEPTH || stacker::remaining_stack().is_some_and(|r| r < STACK_RESERVE) {
             self.stack.truncate(base);
             return Err(Box::new(Ctrl::Error(RuntimeError {
+                kind: ErrorKind::StackOverflow,
                 message: format!(
                     "stack overflow: recursion is too deep ({} nested calls)",
                     self.depth
@@ -762,7 +767,7 @@ impl Interp {
         if keys.is_empty() {
             if let Some(op) = op {
                 let cur = self.load(root, f, span)?;
-                v = binary_values(op, &cur, &v).or_else(|m| fail(span, m))?;
+                v = binary_values(op, &cur, &v).or_else(|m| fail_with(span, m))?;
             }
             if let Some(rt) = check {
                 v = conform(v, rt).or_else(|(want, got)| {
@@ -785,11 +790,11 @@ impl Interp {
             return Ok(());
         };
         for k in init {
-            place = child_mut(place, k, &syms).or_else(|(m, s)| fail(s, m))?;
+            place = child_mut(place, k, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         }
-        let slot = child_mut(place, last, &syms).or_else(|(m, s)| fail(s, m))?;
+        let slot = child_mut(place, last, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         if let Some(op) = op {
-            v = binary_values(op, slot, &v).or_else(|m| fail(span, m))?;
+            v = binary_values(op, slot, &v).or_else(|m| fail_with(span, m))?;
         }
         *slot = v;
         Ok(())
@@ -831,7 +836,7 @@ impl Interp {
             return fail(span, "cannot modify a captured variable");
         };
         for k in &keys {
-            place = child_mut(place, k, &syms).or_else(|(m, s)| fail(s, m))?;
+            place = child_mut(place, k, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         }
         let Value::Arr(rc) = place else {
             // Not an array: an ordinary method of whatever it is.
@@ -843,7 +848,7 @@ impl Interp {
             return builtins::method_values(recv, m, method.name(), argv, span);
         };
         let items = Rc::make_mut(rc);
-        builtins::arr_mut_method(items, method, argv).or_else(|m| fail(span, m))
+        builtins::arr_mut_method(items, method, argv).or_else(|m| fail_with(span, m))
     }
 }
 
@@ -858,17 +863,18 @@ fn fast_clone(v: &Value) -> Value {
     }
 }
 
-type PlaceErr = (String, Span);
+type PlaceErr = (ErrorKind, String, Span);
 
 fn child_mut<'v>(place: &'v mut Value, key: &Key, symbols: &[Rc<str>]) -> Result<&'v mut Value, PlaceErr> {
     match key {
         Key::Index(idx, span) => match place {
             Value::Arr(rc) => {
                 let items = Rc::make_mut(rc);
-                let i = builtins::norm_index(idx, items.len()).map_err(|m| (m, *span))?;
+                let i = builtins::norm_index(idx, items.len()).map_err(|f| (f.kind, f.message, *span))?;
                 Ok(&mut items[i])
             }
             other => Err((
+                ErrorKind::Invalid,
                 format!("cannot assign into an element of a `{}`", other.type_name()),
                 *span,
             )),
@@ -889,12 +895,14 @@ fn child_mut<'v>(place: &'v mut Value, key: &Key, symbols: &[Rc<str>]) -> Result
                     match offset {
                         Some(i) => Ok(&mut s.fields[i]),
                         None => Err((
+                            ErrorKind::Invalid,
                             format!("struct `{}` has no field `{}`", s.def.name, name(symbols)),
                             *span,
                         )),
                     }
                 }
                 other => Err((
+                    ErrorKind::Invalid,
                     format!("a `{}` has no field `{}`", other.type_name(), name(symbols)),
                     *span,
                 )),

@@ -31,7 +31,7 @@ pub mod print;
 pub mod stdlib;
 pub mod value;
 
-pub use error::RuntimeError;
+pub use error::{ErrorKind, RuntimeError};
 pub use interp::Interp;
 pub use twill_host::Host;
 pub use value::Value;

@@ -8,13 +8,17 @@ use std::rc::Rc;
 
 use twill_syntax::ast::BinOp;
 
+use crate::error::{ErrorKind, Failure};
 use crate::value::Value;
 
 /// Why an operator failed; the caller attaches the span.
-pub type OpResult = Result<Value, String>;
+pub type OpResult = Result<Value, Failure>;
 
-fn overflow(op: BinOp, a: i64, b: i64) -> String {
-    format!("Int overflow: {a} {} {b} does not fit in 64 bits", op.symbol())
+fn overflow(op: BinOp, a: i64, b: i64) -> Failure {
+    Failure::new(
+        ErrorKind::Overflow,
+        format!("Int overflow: {a} {} {b} does not fit in 64 bits", op.symbol()),
+    )
 }
 
 pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
@@ -25,7 +29,8 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult {
             Err(format!(
                 "`{}` with a tensor operand is autodiff's (`autodiff::binary_values`)",
                 op.symbol()
-            ))
+            )
+            .into())
         }
         (Value::Int(x), Value::F64(y)) => float_op_mixed(op, a, b, *x as f64, *y),
         (Value::F64(x), Value::Int(y)) => float_op_mixed(op, a, b, *x, *y as f64),
@@ -44,7 +49,7 @@ fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {
         BinOp::Div => Ok(Value::F64(x as f64 / y as f64)),
         BinOp::FloorDiv => {
             if y == 0 {
-                return Err("integer division by zero".into());
+                return Err(Failure::new(ErrorKind::ZeroDivision, "integer division by zero"));
             }
             let q = x.checked_div(y).ok_or_else(|| overflow(op, x, y))?;
             Ok(Value::Int(if (x % y != 0) && ((x < 0) != (y < 0)) {
@@ -55,7 +60,7 @@ fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {
         }
         BinOp::Mod => {
             if y == 0 {
-                return Err("integer modulo by zero".into());
+                return Err(Failure::new(ErrorKind::ZeroDivision, "integer modulo by zero"));
             }
             // `checked_rem` fails only for MIN % -1, whose result is 0.
             let r = x.checked_rem(y).unwrap_or(0);
@@ -79,7 +84,7 @@ fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {
         BinOp::BitXor => Ok(Value::Int(x ^ y)),
         BinOp::Shl => {
             if y < 0 {
-                return Err(format!("negative shift count {y}"));
+                return Err(format!("negative shift count {y}").into());
             }
             if y >= 64 {
                 return if x == 0 {
@@ -96,7 +101,7 @@ fn int_op(op: BinOp, x: i64, y: i64) -> OpResult {
         }
         BinOp::Shr => {
             if y < 0 {
-                return Err(format!("negative shift count {y}"));
+                return Err(format!("negative shift count {y}").into());
             }
             Ok(Value::Int(x >> y.min(63)))
         }
@@ -142,7 +147,7 @@ fn float_op(op: BinOp, x: f64, y: f64) -> OpResult {
         BinOp::Gt => Value::Bool(x > y),
         BinOp::Ge => Value::Bool(x >= y),
         BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr | BinOp::MatMul => {
-            return Err(format!("`{}` is not defined for `F64`", op.symbol()))
+            return Err(format!("`{}` is not defined for `F64`", op.symbol()).into())
         }
     })
 }
@@ -164,12 +169,12 @@ fn float_op_mixed(op: BinOp, a: &Value, b: &Value, x: f64, y: f64) -> OpResult {
         return Ok(Value::Bool(holds));
     }
     float_op(op, x, y).map_err(|_| {
-        format!(
+        Failure::from(format!(
             "cannot apply `{}` to `{}` and `{}`",
             op.symbol(),
             a.type_name(),
             b.type_name()
-        )
+        ))
     })
 }
 
@@ -238,7 +243,8 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
         op.symbol(),
         a.type_name(),
         b.type_name()
-    ))
+    )
+    .into())
 }
 
 /// Structural equality; numbers compare by value across Int and F64;

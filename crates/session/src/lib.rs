@@ -24,6 +24,7 @@ pub mod render;
 pub mod sources;
 
 use twill_check::{hir, Checker, Ty};
+pub use twill_eval::ErrorKind;
 use twill_eval::{print::display, Interp, Value};
 use twill_syntax::{Diagnostic, FileId, Span};
 
@@ -129,6 +130,8 @@ pub struct Session {
     sources: SourceMap,
     checker: Checker,
     interp: Interp,
+    /// The kind of the last run's runtime error, if it ended in one.
+    last_error: Option<ErrorKind>,
 }
 
 impl Session {
@@ -147,7 +150,14 @@ impl Session {
             sources,
             checker,
             interp,
+            last_error: None,
         })
+    }
+
+    /// The kind of runtime error the last run ended in (`None` when it
+    /// succeeded or nothing ran).
+    pub fn last_error_kind(&self) -> Option<ErrorKind> {
+        self.last_error
     }
 
     pub fn sources(&self) -> &SourceMap {
@@ -217,6 +227,7 @@ impl Session {
     pub fn run(&mut self, module: &hir::Module) -> Result<Option<Value>, Diagnostic> {
         let result = self.interp.run(module, &self.checker.global_names());
         self.interp.flush();
+        self.last_error = result.as_ref().err().map(|e| e.kind);
         result.map_err(|e| e.to_diagnostic())
     }
 

@@ -20,6 +20,7 @@ use twill_tensor::DType;
 use twill_tensor::ops::{Grad, Op};
 
 use crate::bridge::{plain_binary, plain_cast, plain_op, tensor_value, OpError};
+use crate::error::{ErrorKind, Failure};
 use crate::value::{base, next_id, AdOp, Kind, Node, Slot, TapeVal, Tracked, Value, NEXT_NODE};
 
 /// The highest tape level among the tracked values in `v`.
@@ -217,9 +218,9 @@ fn select_sorted(which: Op, args: &[Option<Value>]) -> Result<Value, String> {
 
 /// `a op b` on any values: with a tensor operand through [`binary`]
 /// (recorded when tracked), on host values through `ops::binary`.
-pub(crate) fn binary_values(bop: BinOp, a: &Value, b: &Value) -> Result<Value, String> {
+pub(crate) fn binary_values(bop: BinOp, a: &Value, b: &Value) -> Result<Value, Failure> {
     if a.is_tensor() || b.is_tensor() {
-        binary(bop, a, b)
+        binary(bop, a, b).map_err(|m| Failure::new(ErrorKind::Tensor, m))
     } else {
         crate::ops::binary(bop, a, b)
     }

@@ -39,7 +39,7 @@ type Res<T> = Result<T, String>;
 
 /// `a op b` on any values (host numbers too), recorded when tracked.
 fn binary(bop: BinOp, a: &Value, b: &Value) -> Res<Value> {
-    binary_values(bop, a, b)
+    binary_values(bop, a, b).map_err(|f| f.message)
 }
 type Contribs = Vec<(Slot, Value)>;
 
