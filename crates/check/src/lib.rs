@@ -3,6 +3,12 @@
 //! assignability), and lowers the AST to the HIR the evaluator runs.
 //! Dtype tracking through tensor operations applies the rules of
 //! `twill-tensor`, never rules of its own.
+//!
+//! The modules are layered, each using only those before it, so the
+//! module graph has no cycle (`tools/modgraph.py` checks it):
+//! `types` (static and run-time types, struct definitions, symbols) <-
+//! `builtins` (the tables of builtins, host methods and tensor fields) <-
+//! `hir` (the resolved program) <- `resolve` (the checker itself).
 
 // IO only through twill_host::Host; see clippy.toml for the rule and why.
 #![cfg_attr(

@@ -2,14 +2,14 @@
 //! `Ty::Unknown` is the dynamic type, compatible with everything, so a valid
 //! program is never rejected for what the checker cannot see. Annotations
 //! also become an [`RtType`], which the evaluator checks at run time when the
-//! checker could not.
+//! checker could not. This is the checker's bottom layer: it also owns
+//! the struct definitions and interned symbols that a `Ty::Struct` refers
+//! to, so it depends on no other module of the crate.
 
 use std::fmt;
 use std::rc::Rc;
 
 use twill_tensor::DType;
-
-use crate::hir::StructDef;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
@@ -139,5 +139,32 @@ impl RtType {
             Ty::Fn(..) => RtType::Fn,
             Ty::Struct(s) => RtType::Struct(s.name.clone()),
         }
+    }
+}
+
+/// An interned name (a struct field or a method that may be one), so that
+/// the evaluator compares integers, never strings. The names themselves
+/// are in [`crate::hir::Module::symbols`], for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sym(pub u32);
+
+#[derive(Debug, PartialEq)]
+pub struct StructDef {
+    pub name: Rc<str>,
+    /// The field names, for printing a struct value and for messages.
+    pub fields: Vec<Rc<str>>,
+    /// The same fields as symbols, for look-ups while running.
+    pub syms: Vec<Sym>,
+}
+
+impl StructDef {
+    /// The offset of a field named in the source (checker only).
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| &**f == name)
+    }
+
+    /// The offset of a field by symbol.
+    pub fn field_offset(&self, sym: Sym) -> Option<usize> {
+        self.syms.iter().position(|s| *s == sym)
     }
 }
