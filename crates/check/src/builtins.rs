@@ -91,17 +91,32 @@ impl Builtin {
             .or_else(|| Op::from_name(name).map(Builtin::Op))
     }
 
+    /// The tensor operation, for a builtin that is one.
+    pub fn op(self) -> Option<Op> {
+        if let Builtin::Op(op) = self {
+            Some(op)
+        } else {
+            None
+        }
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Builtin::Op(op) => op.name(),
-            b => PLAIN.iter().find(|(p, _, _)| *p == b).map_or("?", |(_, n, _)| n),
+        match self.op() {
+            Some(op) => op.name(),
+            None => PLAIN
+                .iter()
+                .find(|(p, _, _)| *p == self)
+                .map_or("?", |(_, n, _)| n),
         }
     }
 
     pub fn help(self) -> &'static str {
-        match self {
-            Builtin::Op(op) => op.help(),
-            b => PLAIN.iter().find(|(p, _, _)| *p == b).map_or("", |(_, _, h)| h),
+        match self.op() {
+            Some(op) => op.help(),
+            None => PLAIN
+                .iter()
+                .find(|(p, _, _)| *p == self)
+                .map_or("", |(_, _, h)| h),
         }
     }
 
@@ -176,11 +191,24 @@ impl Builtin {
             Builtin::Str | Builtin::ReadText => Ty::Str,
             Builtin::Args => Ty::Arr(Box::new(Ty::Str)),
             Builtin::Range => Ty::Range,
-            Builtin::Arr => match first {
-                Ty::Range => Ty::Arr(Box::new(Ty::Int)),
-                Ty::Arr(t) => Ty::Arr(t),
-                _ => Ty::Arr(Box::new(Ty::Unknown)),
-            },
+            Builtin::Arr => Ty::Arr(Box::new(match first {
+                Ty::Range => Ty::Int,
+                Ty::Arr(t) => *t,
+                // The others fail at run time.
+                Ty::Unknown
+                | Ty::Unit
+                | Ty::Int
+                | Ty::F64
+                | Ty::Bool
+                | Ty::Str
+                | Ty::DType
+                | Ty::Tape
+                | Ty::Tensor(_)
+                | Ty::Res(..)
+                | Ty::Opt(_)
+                | Ty::Fn(..)
+                | Ty::Struct(_) => Ty::Unknown,
+            })),
             Builtin::Len | Builtin::Int => Ty::Int,
             Builtin::Float | Builtin::Clock => Ty::F64,
             Builtin::Ok => Ty::Res(Box::new(first), Box::new(Ty::Unknown)),
@@ -196,10 +224,7 @@ impl Builtin {
             | Builtin::Tensor
             | Builtin::Rand
             | Builtin::Randn => Ty::Tensor(None),
-            Builtin::ZerosLike | Builtin::OnesLike => match first {
-                Ty::Tensor(d) => Ty::Tensor(d),
-                _ => Ty::Tensor(None),
-            },
+            Builtin::ZerosLike | Builtin::OnesLike => Ty::Tensor(first.tensor_dtype()),
             Builtin::F64Bits => Ty::Int,
             Builtin::F64FromBits => Ty::F64,
             Builtin::Tape => Ty::Tape,

@@ -37,6 +37,24 @@ impl Ty {
         !matches!(self, Ty::Unknown)
     }
 
+    /// The dtype of a tensor type, when known; `None` for any other type.
+    pub fn tensor_dtype(&self) -> Option<DType> {
+        if let Ty::Tensor(d) = self {
+            *d
+        } else {
+            None
+        }
+    }
+
+    /// The number of parameters of a function type, when known.
+    pub fn param_count(&self) -> Option<usize> {
+        if let Ty::Fn(Some(ps), _) = self {
+            Some(ps.len())
+        } else {
+            None
+        }
+    }
+
     /// Whether a value of type `self` may be bound where `expected` is
     /// required. Unknown parts are compatible with anything; an Int is
     /// accepted where an F64 is expected (it is converted).
