@@ -15,9 +15,12 @@ use twill_syntax::{Diagnostic, Span};
 use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
-use crate::builtins::{host_method_type, recv_kind, Builtin, HostMethod, MethodRef, Recv, TensorField};
+use crate::builtins::{
+    host_method_type, recv_kind, Builtin, ConstValue, Constant, Ctor, HostMethod, MethodRef, Recv,
+    TensorField, DTYPE_PARAM,
+};
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
-use crate::types::{RtType, Ty};
+use crate::types::{RtType, Ty, TypeName};
 
 /// Deepest expression nesting the checker follows before giving up with an
 /// error instead of exhausting the stack.
@@ -558,33 +561,43 @@ impl Pass<'_> {
                     }
                     true
                 };
-                match n {
-                    "Int" | "F64" | "Bool" | "Str" | "DType" | "Tape" | "Unit" | "Range"
+                use TypeName as T;
+                let Some(tn) = TypeName::from_name(n) else {
+                    return match self.ck.structs.get(n) {
+                        Some((def, _)) if args.is_empty() => Ty::Struct(def.clone()),
+                        _ => {
+                            self.err(Diagnostic::error(name.span, format!("unknown type `{n}`")));
+                            Ty::Unknown
+                        }
+                    };
+                };
+                match tn {
+                    T::Int | T::F64 | T::Bool | T::Str | T::DType | T::Tape | T::Unit | T::Range
                         if !args.is_empty() =>
                     {
                         want(self, 0);
                         Ty::Unknown
                     }
-                    "Int" => Ty::Int,
-                    "F64" => Ty::F64,
-                    "Bool" => Ty::Bool,
-                    "Str" => Ty::Str,
-                    "DType" => Ty::DType,
-                    "Tape" => Ty::Tape,
-                    "Unit" => Ty::Unit,
-                    "Range" => Ty::Range,
-                    "Arr" | "Opt" => {
+                    T::Int => Ty::Int,
+                    T::F64 => Ty::F64,
+                    T::Bool => Ty::Bool,
+                    T::Str => Ty::Str,
+                    T::DType => Ty::DType,
+                    T::Tape => Ty::Tape,
+                    T::Unit => Ty::Unit,
+                    T::Range => Ty::Range,
+                    T::Arr | T::Opt => {
                         if !want(self, 1) {
                             return Ty::Unknown;
                         }
                         let inner = Box::new(self.type_expr(&args[0]));
-                        if n == "Arr" {
+                        if tn == T::Arr {
                             Ty::Arr(inner)
                         } else {
                             Ty::Opt(inner)
                         }
                     }
-                    "Res" => {
+                    T::Res => {
                         if !want(self, 2) {
                             return Ty::Unknown;
                         }
@@ -593,7 +606,7 @@ impl Pass<'_> {
                             Box::new(self.type_expr(&args[1])),
                         )
                     }
-                    "Tensor" => match args.as_slice() {
+                    T::Tensor => match args.as_slice() {
                         [] => Ty::Tensor(None),
                         [a] => match &a.kind {
                             ast::TypeKind::Named { name, args } if args.is_empty() => {
@@ -618,13 +631,6 @@ impl Pass<'_> {
                         },
                         _ => {
                             want(self, 1);
-                            Ty::Unknown
-                        }
-                    },
-                    other => match self.ck.structs.get(other) {
-                        Some((def, _)) if args.is_empty() => Ty::Struct(def.clone()),
-                        _ => {
-                            self.err(Diagnostic::error(name.span, format!("unknown type `{other}`")));
                             Ty::Unknown
                         }
                     },
@@ -1517,9 +1523,7 @@ impl Pass<'_> {
                 .iter()
                 .map(|(t, _)| match t {
                     Ty::Tensor(Some(d)) => d.to_string(),
-                    Ty::Int => "Int".into(),
-                    Ty::F64 => "F64".into(),
-                    Ty::Bool => "Bool".into(),
+                    Ty::Int | Ty::F64 | Ty::Bool => t.to_string(),
                     Ty::Unknown
                     | Ty::Unit
                     | Ty::Str
@@ -1582,12 +1586,11 @@ impl Pass<'_> {
             Some(Found::SelfFn(ty)) => return (H::SelfFn, ty),
             None => {}
         }
-        match n {
-            "nan" => return (H::Float(f64::NAN), Ty::F64),
-            "inf" => return (H::Float(f64::INFINITY), Ty::F64),
-            "pi" => return (H::Float(std::f64::consts::PI), Ty::F64),
-            "None" => return (H::NoneValue, Ty::Opt(Box::new(Ty::Unknown))),
-            _ => {}
+        if let Some(c) = Constant::from_name(n) {
+            return match c.value() {
+                ConstValue::F64(x) => (H::Float(x), Ty::F64),
+                ConstValue::None => (H::NoneValue, Ty::Opt(Box::new(Ty::Unknown))),
+            };
         }
         if let Some(d) = DType::from_name(n) {
             return (H::DType(d), Ty::DType);
@@ -1984,7 +1987,7 @@ impl Pass<'_> {
     fn literal_dtype_arg(&mut self, args: &[ast::Arg], pos: usize) -> Option<DType> {
         let arg = args
             .iter()
-            .find(|a| a.name.as_ref().is_some_and(|n| n.name == "dt"))
+            .find(|a| a.name.as_ref().is_some_and(|n| n.name == DTYPE_PARAM))
             .or_else(|| args.iter().filter(|a| a.name.is_none()).nth(pos));
         let Some(a) = arg else {
             return Some(DType::F64);
@@ -2271,7 +2274,7 @@ impl Pass<'_> {
         };
         match &p.kind {
             P::Name(n) if n.name == "_" => hir::Pattern::Wildcard,
-            P::Name(n) if n.name == "None" => {
+            P::Name(n) if Constant::from_name(&n.name) == Some(Constant::None) => {
                 if !matches!(ty, Ty::Opt(_) | Ty::Unknown) {
                     mismatch(self, "an `Opt`");
                 }
@@ -2282,14 +2285,7 @@ impl Pass<'_> {
                 Var::Capture(_) | Var::Global(_) => hir::Pattern::Wildcard,
             },
             P::Ctor { name, args } => {
-                let (inner_ty, ok) = match (name.name.as_str(), ty) {
-                    ("Ok", Ty::Res(t, _)) | ("Err", Ty::Res(_, t)) | ("Some", Ty::Opt(t)) => {
-                        ((**t).clone(), true)
-                    }
-                    (_, Ty::Unknown) => (Ty::Unknown, true),
-                    _ => (Ty::Unknown, false),
-                };
-                if !matches!(name.name.as_str(), "Ok" | "Err" | "Some") {
+                let Some(ctor) = Ctor::from_name(&name.name) else {
                     self.err(
                         Diagnostic::error(name.span, format!("unknown pattern `{}(…)`", name.name))
                             .with_note(
@@ -2297,14 +2293,20 @@ impl Pass<'_> {
                             ),
                     );
                     return hir::Pattern::Wildcard;
-                }
+                };
+                let (inner_ty, ok) = match (ctor, ty) {
+                    (Ctor::Ok, Ty::Res(t, _)) | (Ctor::Err, Ty::Res(_, t)) | (Ctor::Some, Ty::Opt(t)) => {
+                        ((**t).clone(), true)
+                    }
+                    (_, Ty::Unknown) => (Ty::Unknown, true),
+                    _ => (Ty::Unknown, false),
+                };
                 if !ok {
                     mismatch(
                         self,
-                        if name.name == "Some" {
-                            "an `Opt`"
-                        } else {
-                            "a `Res`"
+                        match ctor {
+                            Ctor::Some => "an `Opt`",
+                            Ctor::Ok | Ctor::Err => "a `Res`",
                         },
                     );
                 }
@@ -2316,10 +2318,10 @@ impl Pass<'_> {
                     return hir::Pattern::Wildcard;
                 }
                 let inner = Box::new(self.pattern(&args[0], &inner_ty));
-                match name.name.as_str() {
-                    "Ok" => hir::Pattern::Ok(inner),
-                    "Err" => hir::Pattern::Err(inner),
-                    _ => hir::Pattern::Some(inner),
+                match ctor {
+                    Ctor::Ok => hir::Pattern::Ok(inner),
+                    Ctor::Err => hir::Pattern::Err(inner),
+                    Ctor::Some => hir::Pattern::Some(inner),
                 }
             }
             P::Int(v) => {
