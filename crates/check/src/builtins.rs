@@ -1,6 +1,8 @@
 //! The table of builtin functions and of the methods of host values:
-//! names, arities, keyword parameters, result types and help text. The
-//! checker resolves every call and method name through these tables (and
+//! names, arities, keyword parameters, result types and help text; the
+//! fields of tensors, the predefined constants (`nan`, `inf`, `pi`, `None`)
+//! and the constructors that are patterns. The checker resolves every call,
+//! method, constant and constructor name through these tables (and
 //! through `twill_tensor::ops::Op` for tensor operations); the evaluator
 //! implements each variant, matched exhaustively, and never sees a name.
 //! Adding a builtin means one line in `builtins!` and one arm in the
@@ -71,6 +73,90 @@ builtins! {
     Hessian = "hessian", "the exact Hessian of a scalar f at x";
 }
 
+/// The keyword of the dtype parameter of the builtins that make a tensor
+/// of a requested dtype (`zeros([2], dt=bf16)`).
+pub const DTYPE_PARAM: &str = "dt";
+
+/// The constructors that are also patterns (`Ok(p)`, `Err(p)`, `Some(p)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ctor {
+    Ok,
+    Err,
+    Some,
+}
+
+const CTORS: [(Builtin, Ctor); 3] = [
+    (Builtin::Ok, Ctor::Ok),
+    (Builtin::Err, Ctor::Err),
+    (Builtin::Some, Ctor::Some),
+];
+
+impl Ctor {
+    /// The constructor a pattern's name denotes, by its builtin's name.
+    pub fn from_name(name: &str) -> Option<Ctor> {
+        let b = Builtin::from_name(name)?;
+        CTORS.iter().find(|(c, _)| *c == b).map(|(_, c)| *c)
+    }
+}
+
+/// Generates [`Constant`] with its names, values and help from one list.
+macro_rules! constants {
+    ($($variant:ident = $name:literal, $value:expr, $help:literal;)*) => {
+        /// A predefined name that denotes a value (spec §3); a binding of
+        /// the same name shadows it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Constant {
+            $($variant,)*
+        }
+
+        const CONSTANTS: &[(Constant, &str, ConstValue, &str)] = &[
+            $((Constant::$variant, $name, $value, $help),)*
+        ];
+    };
+}
+
+/// The value of a [`Constant`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    F64(f64),
+    /// The empty `Opt`.
+    None,
+}
+
+constants! {
+    Nan = "nan", ConstValue::F64(f64::NAN), "not a number, an F64";
+    Inf = "inf", ConstValue::F64(f64::INFINITY), "positive infinity, an F64";
+    Pi = "pi", ConstValue::F64(std::f64::consts::PI), "the ratio of a circle's circumference to its diameter";
+    None = "None", ConstValue::None, "the Opt that holds no value (also a pattern)";
+}
+
+impl Constant {
+    pub fn from_name(name: &str) -> Option<Constant> {
+        CONSTANTS.iter().find(|c| c.1 == name).map(|c| c.0)
+    }
+
+    fn entry(self) -> &'static (Constant, &'static str, ConstValue, &'static str) {
+        // Every variant is generated with its entry.
+        &CONSTANTS[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().1
+    }
+
+    pub fn value(self) -> ConstValue {
+        self.entry().2
+    }
+
+    pub fn help(self) -> &'static str {
+        self.entry().3
+    }
+
+    pub fn all() -> impl Iterator<Item = Constant> {
+        CONSTANTS.iter().map(|c| c.0)
+    }
+}
+
 /// How many positional arguments a builtin takes, and the names by which
 /// its parameters can also be passed as keywords (`dt=bf16`).
 pub struct Signature {
@@ -91,17 +177,32 @@ impl Builtin {
             .or_else(|| Op::from_name(name).map(Builtin::Op))
     }
 
+    /// The tensor operation, for a builtin that is one.
+    pub fn op(self) -> Option<Op> {
+        if let Builtin::Op(op) = self {
+            Some(op)
+        } else {
+            None
+        }
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Builtin::Op(op) => op.name(),
-            b => PLAIN.iter().find(|(p, _, _)| *p == b).map_or("?", |(_, n, _)| n),
+        match self.op() {
+            Some(op) => op.name(),
+            None => PLAIN
+                .iter()
+                .find(|(p, _, _)| *p == self)
+                .map_or("?", |(_, n, _)| n),
         }
     }
 
     pub fn help(self) -> &'static str {
-        match self {
-            Builtin::Op(op) => op.help(),
-            b => PLAIN.iter().find(|(p, _, _)| *p == b).map_or("", |(_, _, h)| h),
+        match self.op() {
+            Some(op) => op.help(),
+            None => PLAIN
+                .iter()
+                .find(|(p, _, _)| *p == self)
+                .map_or("", |(_, _, h)| h),
         }
     }
 
@@ -149,13 +250,13 @@ impl Builtin {
             | Builtin::OnesLike
             | Builtin::F64Bits
             | Builtin::F64FromBits => (1, Some(1), &[]),
-            Builtin::Zeros | Builtin::Ones => (1, Some(2), &["shape", "dt"]),
-            Builtin::Full => (2, Some(3), &["shape", "value", "dt"]),
-            Builtin::Arange => (1, Some(4), &["a", "b", "step", "dt"]),
-            Builtin::Linspace => (3, Some(4), &["a", "b", "n", "dt"]),
-            Builtin::Eye => (1, Some(2), &["n", "dt"]),
-            Builtin::Tensor => (1, Some(2), &["list", "dt"]),
-            Builtin::Rand | Builtin::Randn => (1, Some(3), &["shape", "dt", "seed"]),
+            Builtin::Zeros | Builtin::Ones => (1, Some(2), &["shape", DTYPE_PARAM]),
+            Builtin::Full => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
+            Builtin::Arange => (1, Some(4), &["a", "b", "step", DTYPE_PARAM]),
+            Builtin::Linspace => (3, Some(4), &["a", "b", "n", DTYPE_PARAM]),
+            Builtin::Eye => (1, Some(2), &["n", DTYPE_PARAM]),
+            Builtin::Tensor => (1, Some(2), &["list", DTYPE_PARAM]),
+            Builtin::Rand | Builtin::Randn => (1, Some(3), &["shape", DTYPE_PARAM, "seed"]),
         };
         Signature { min, max, params }
     }
@@ -163,7 +264,7 @@ impl Builtin {
     /// Where the dtype argument sits among the positional arguments, for
     /// builtins that make a tensor of a requested dtype (f64 by default).
     pub fn dtype_param(self) -> Option<usize> {
-        self.signature().params.iter().position(|p| *p == "dt")
+        self.signature().params.iter().position(|p| *p == DTYPE_PARAM)
     }
 
     /// The static result type, given the static argument types.
@@ -176,11 +277,24 @@ impl Builtin {
             Builtin::Str | Builtin::ReadText => Ty::Str,
             Builtin::Args => Ty::Arr(Box::new(Ty::Str)),
             Builtin::Range => Ty::Range,
-            Builtin::Arr => match first {
-                Ty::Range => Ty::Arr(Box::new(Ty::Int)),
-                Ty::Arr(t) => Ty::Arr(t),
-                _ => Ty::Arr(Box::new(Ty::Unknown)),
-            },
+            Builtin::Arr => Ty::Arr(Box::new(match first {
+                Ty::Range => Ty::Int,
+                Ty::Arr(t) => *t,
+                // The others fail at run time.
+                Ty::Unknown
+                | Ty::Unit
+                | Ty::Int
+                | Ty::F64
+                | Ty::Bool
+                | Ty::Str
+                | Ty::DType
+                | Ty::Tape
+                | Ty::Tensor(_)
+                | Ty::Res(..)
+                | Ty::Opt(_)
+                | Ty::Fn(..)
+                | Ty::Struct(_) => Ty::Unknown,
+            })),
             Builtin::Len | Builtin::Int => Ty::Int,
             Builtin::Float | Builtin::Clock => Ty::F64,
             Builtin::Ok => Ty::Res(Box::new(first), Box::new(Ty::Unknown)),
@@ -196,10 +310,7 @@ impl Builtin {
             | Builtin::Tensor
             | Builtin::Rand
             | Builtin::Randn => Ty::Tensor(None),
-            Builtin::ZerosLike | Builtin::OnesLike => match first {
-                Ty::Tensor(d) => Ty::Tensor(d),
-                _ => Ty::Tensor(None),
-            },
+            Builtin::ZerosLike | Builtin::OnesLike => Ty::Tensor(first.tensor_dtype()),
             Builtin::F64Bits => Ty::Int,
             Builtin::F64FromBits => Ty::F64,
             Builtin::Tape => Ty::Tape,
@@ -490,6 +601,22 @@ mod tests {
         for (i, f) in FIELDS.iter().enumerate() {
             assert_eq!(f.0 as usize, i);
             assert_eq!(TensorField::from_name(f.1), Some(f.0));
+        }
+        for (i, c) in CONSTANTS.iter().enumerate() {
+            assert_eq!(c.0 as usize, i);
+            assert_eq!(Constant::from_name(c.1), Some(c.0));
+            assert!(!c.3.is_empty());
+        }
+        for c in Constant::all() {
+            assert_eq!(
+                Builtin::from_name(c.name()),
+                None,
+                "`{}` is a builtin too",
+                c.name()
+            );
+        }
+        for (b, c) in CTORS {
+            assert_eq!(Ctor::from_name(b.name()), Some(c));
         }
         let mut names = std::collections::BTreeSet::new();
         for b in Builtin::all() {

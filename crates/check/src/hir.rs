@@ -10,7 +10,10 @@ use twill_syntax::Span;
 use twill_tensor::DType;
 
 use crate::builtins::{Builtin, HostMethod, MethodRef, TensorField};
+// Struct definitions and symbols live in `types` (a `Ty::Struct` holds its
+// definition); they are re-exported here, where the evaluator finds them.
 use crate::types::RtType;
+pub use crate::types::{StructDef, Sym};
 
 /// Where a variable lives at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,12 +51,6 @@ pub struct Args {
     /// The number of slots (parameters, or arguments when there are more).
     pub slots: u32,
 }
-
-/// An interned name (a struct field or a method that may be one), so that
-/// the evaluator compares integers, never strings. The names themselves
-/// are in [`Module::symbols`], for messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Sym(pub u32);
 
 /// A field access as the checker resolved it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,27 +208,6 @@ pub struct Function {
     pub num_locals: u32,
     pub body: Expr,
     pub span: Span,
-}
-
-#[derive(Debug, PartialEq)]
-pub struct StructDef {
-    pub name: Rc<str>,
-    /// The field names, for printing a struct value and for messages.
-    pub fields: Vec<Rc<str>>,
-    /// The same fields as symbols, for look-ups while running.
-    pub syms: Vec<Sym>,
-}
-
-impl StructDef {
-    /// The offset of a field named in the source (checker only).
-    pub fn field_index(&self, name: &str) -> Option<usize> {
-        self.fields.iter().position(|f| &**f == name)
-    }
-
-    /// The offset of a field by symbol.
-    pub fn field_offset(&self, sym: Sym) -> Option<usize> {
-        self.syms.iter().position(|s| *s == sym)
-    }
 }
 
 /// A checked program (or one REPL entry): the top-level code runs as the

@@ -3,6 +3,12 @@
 //! assignability), and lowers the AST to the HIR the evaluator runs.
 //! Dtype tracking through tensor operations applies the rules of
 //! `twill-tensor`, never rules of its own.
+//!
+//! The modules are layered, each using only those before it, so the
+//! module graph has no cycle (`tools/modgraph.py` checks it):
+//! `types` (static and run-time types, struct definitions, symbols) <-
+//! `builtins` (the tables of builtins, host methods and tensor fields) <-
+//! `hir` (the resolved program) <- `resolve` (the checker itself).
 
 // IO only through twill_host::Host; see clippy.toml for the rule and why.
 #![cfg_attr(
@@ -18,14 +24,8 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-// `clippy::wildcard_enum_match_arm` is allowed in the modules being rewritten
-// for typed operations (issue 10): their `_`/`other` arms over Value, Ty,
-// BinOp, Builtin and MathFn are catch-all type errors today, and the rewrite
-// replaces them; the allow goes when it lands.
-#[allow(clippy::wildcard_enum_match_arm)]
 pub mod builtins;
 pub mod hir;
-#[allow(clippy::wildcard_enum_match_arm)]
 pub mod resolve;
 pub mod types;
 

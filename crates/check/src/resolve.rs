@@ -15,9 +15,12 @@ use twill_syntax::{Diagnostic, Span};
 use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
-use crate::builtins::{host_method_type, recv_kind, Builtin, HostMethod, MethodRef, Recv, TensorField};
+use crate::builtins::{
+    host_method_type, recv_kind, Builtin, ConstValue, Constant, Ctor, HostMethod, MethodRef, Recv,
+    TensorField, DTYPE_PARAM,
+};
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
-use crate::types::{RtType, Ty};
+use crate::types::{RtType, Ty, TypeName};
 
 /// Deepest expression nesting the checker follows before giving up with an
 /// error instead of exhausting the stack.
@@ -252,7 +255,17 @@ fn dtype_input(t: &Ty) -> twill_tensor::ops::dtypes::Input {
         Ty::Int => Input::Scalar(ScalarKind::Int),
         Ty::F64 => Input::Scalar(ScalarKind::Float),
         Ty::Bool => Input::Scalar(ScalarKind::Bool),
-        _ => Input::Other,
+        Ty::Unknown
+        | Ty::Unit
+        | Ty::Str
+        | Ty::DType
+        | Ty::Range
+        | Ty::Tape
+        | Ty::Arr(_)
+        | Ty::Res(..)
+        | Ty::Opt(_)
+        | Ty::Fn(..)
+        | Ty::Struct(_) => Input::Other,
     }
 }
 
@@ -296,28 +309,63 @@ pub fn host_binop(op: BinOp, a: &Ty, b: &Ty) -> Option<Ty> {
         return Some(Bool);
     }
     match (a, b) {
+        // `==` and `!=` returned above; they are listed with the comparisons.
         (Int, Int) => Some(match op {
             BinOp::Div => F64,
-            BinOp::Pow => return Option::None.or(Some(Unknown)),
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Bool,
+            // An Int power is an Int or an F64 depending on the exponent's sign.
+            BinOp::Pow => Unknown,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Bool,
             BinOp::MatMul => return None,
-            _ => Int,
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::FloorDiv
+            | BinOp::Mod
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::Shl
+            | BinOp::Shr => Int,
         }),
         (x, y) if numeric(x) && numeric(y) => match op {
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Some(Bool),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Some(Bool),
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow => {
                 Some(F64)
             }
-            _ => None,
+            BinOp::MatMul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => None,
         },
         (Bool, Bool) => match op {
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => Some(Bool),
-            _ => None,
+            BinOp::Eq | BinOp::Ne | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => Some(Bool),
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::FloorDiv
+            | BinOp::Mod
+            | BinOp::Pow
+            | BinOp::MatMul
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::Shl
+            | BinOp::Shr => None,
         },
         (Str, Str) => match op {
             BinOp::Add => Some(Str),
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Some(Bool),
-            _ => None,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Some(Bool),
+            BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::FloorDiv
+            | BinOp::Mod
+            | BinOp::Pow
+            | BinOp::MatMul
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::Shl
+            | BinOp::Shr => None,
         },
         (Arr(x), Arr(y)) if op == BinOp::Add => Some(Arr(Box::new(join((**x).clone(), y)))),
         _ => None,
@@ -438,7 +486,15 @@ impl Pass<'_> {
                         }
                     }
                 }
-                _ => {}
+                // Structs are declared when reached; the rest declare no global.
+                StmtKind::Assign { .. }
+                | StmtKind::Struct(_)
+                | StmtKind::Expr(_)
+                | StmtKind::Return(_)
+                | StmtKind::Break
+                | StmtKind::Continue
+                | StmtKind::Import(_)
+                | StmtKind::Error => {}
             }
         }
     }
@@ -505,33 +561,43 @@ impl Pass<'_> {
                     }
                     true
                 };
-                match n {
-                    "Int" | "F64" | "Bool" | "Str" | "DType" | "Tape" | "Unit" | "Range"
+                use TypeName as T;
+                let Some(tn) = TypeName::from_name(n) else {
+                    return match self.ck.structs.get(n) {
+                        Some((def, _)) if args.is_empty() => Ty::Struct(def.clone()),
+                        _ => {
+                            self.err(Diagnostic::error(name.span, format!("unknown type `{n}`")));
+                            Ty::Unknown
+                        }
+                    };
+                };
+                match tn {
+                    T::Int | T::F64 | T::Bool | T::Str | T::DType | T::Tape | T::Unit | T::Range
                         if !args.is_empty() =>
                     {
                         want(self, 0);
                         Ty::Unknown
                     }
-                    "Int" => Ty::Int,
-                    "F64" => Ty::F64,
-                    "Bool" => Ty::Bool,
-                    "Str" => Ty::Str,
-                    "DType" => Ty::DType,
-                    "Tape" => Ty::Tape,
-                    "Unit" => Ty::Unit,
-                    "Range" => Ty::Range,
-                    "Arr" | "Opt" => {
+                    T::Int => Ty::Int,
+                    T::F64 => Ty::F64,
+                    T::Bool => Ty::Bool,
+                    T::Str => Ty::Str,
+                    T::DType => Ty::DType,
+                    T::Tape => Ty::Tape,
+                    T::Unit => Ty::Unit,
+                    T::Range => Ty::Range,
+                    T::Arr | T::Opt => {
                         if !want(self, 1) {
                             return Ty::Unknown;
                         }
                         let inner = Box::new(self.type_expr(&args[0]));
-                        if n == "Arr" {
+                        if tn == T::Arr {
                             Ty::Arr(inner)
                         } else {
                             Ty::Opt(inner)
                         }
                     }
-                    "Res" => {
+                    T::Res => {
                         if !want(self, 2) {
                             return Ty::Unknown;
                         }
@@ -540,7 +606,7 @@ impl Pass<'_> {
                             Box::new(self.type_expr(&args[1])),
                         )
                     }
-                    "Tensor" => match args.as_slice() {
+                    T::Tensor => match args.as_slice() {
                         [] => Ty::Tensor(None),
                         [a] => match &a.kind {
                             ast::TypeKind::Named { name, args } if args.is_empty() => {
@@ -558,20 +624,13 @@ impl Pass<'_> {
                                     }
                                 }
                             }
-                            _ => {
+                            ast::TypeKind::Named { .. } | ast::TypeKind::Fn { .. } => {
                                 self.err(Diagnostic::error(a.span, "expected a dtype name"));
                                 Ty::Unknown
                             }
                         },
                         _ => {
                             want(self, 1);
-                            Ty::Unknown
-                        }
-                    },
-                    other => match self.ck.structs.get(other) {
-                        Some((def, _)) if args.is_empty() => Ty::Struct(def.clone()),
-                        _ => {
-                            self.err(Diagnostic::error(name.span, format!("unknown type `{other}`")));
                             Ty::Unknown
                         }
                     },
@@ -674,7 +733,7 @@ impl Pass<'_> {
                 .values()
                 .find(|g| g.slot == slot)
                 .and_then(|g| g.arity),
-            _ => None,
+            Var::Local(_) | Var::Capture(_) => None,
         }
     }
 
@@ -898,6 +957,8 @@ impl Pass<'_> {
 
     /// Resolves an assignment target: a mutable variable followed by any
     /// chain of indexing and field access.
+    // Only a name, an index or a field is a place; the `_` arm is every other expression.
+    #[allow(clippy::wildcard_enum_match_arm)]
     fn lvalue(&mut self, target: &ast::Expr, what: &str) -> Option<(Var, Vec<hir::PathElem>, Ty)> {
         match &target.kind {
             A::Name(n) => match self.lookup(n) {
@@ -1135,7 +1196,17 @@ impl Pass<'_> {
                 let (h, t) = self.expr(a);
                 let ty = match t {
                     Ty::Int | Ty::F64 | Ty::Tensor(_) | Ty::Unknown => t,
-                    other => {
+                    other @ (Ty::Unit
+                    | Ty::Bool
+                    | Ty::Str
+                    | Ty::DType
+                    | Ty::Range
+                    | Ty::Tape
+                    | Ty::Arr(_)
+                    | Ty::Res(..)
+                    | Ty::Opt(_)
+                    | Ty::Fn(..)
+                    | Ty::Struct(_)) => {
                         self.err(
                             Diagnostic::error(span, format!("cannot negate a `{other}`"))
                                 .with_label(format!("this is {other}")),
@@ -1188,18 +1259,28 @@ impl Pass<'_> {
                     Ty::Str if items.len() == 1 => Ty::Str,
                     Ty::Tensor(d) => Ty::Tensor(*d),
                     Ty::Unknown => Ty::Unknown,
-                    other => {
-                        if !matches!(other, Ty::Arr(_) | Ty::Str) {
-                            self.err(
-                                Diagnostic::error(span, format!("a `{other}` cannot be indexed"))
-                                    .with_label(format!("this is {other}")),
-                            );
-                        } else {
-                            self.err(Diagnostic::error(
-                                span,
-                                format!("a `{other}` takes exactly one index"),
-                            ));
-                        }
+                    other @ (Ty::Arr(_) | Ty::Str) => {
+                        self.err(Diagnostic::error(
+                            span,
+                            format!("a `{other}` takes exactly one index"),
+                        ));
+                        Ty::Unknown
+                    }
+                    other @ (Ty::Unit
+                    | Ty::Int
+                    | Ty::F64
+                    | Ty::Bool
+                    | Ty::DType
+                    | Ty::Range
+                    | Ty::Tape
+                    | Ty::Res(..)
+                    | Ty::Opt(_)
+                    | Ty::Fn(..)
+                    | Ty::Struct(_)) => {
+                        self.err(
+                            Diagnostic::error(span, format!("a `{other}` cannot be indexed"))
+                                .with_label(format!("this is {other}")),
+                        );
                         Ty::Unknown
                     }
                 };
@@ -1230,7 +1311,18 @@ impl Pass<'_> {
                     Ty::Res(ok, _) => *ok,
                     Ty::Opt(v) => *v,
                     Ty::Unknown => Ty::Unknown,
-                    other => {
+                    other @ (Ty::Unit
+                    | Ty::Int
+                    | Ty::F64
+                    | Ty::Bool
+                    | Ty::Str
+                    | Ty::DType
+                    | Ty::Range
+                    | Ty::Tape
+                    | Ty::Arr(_)
+                    | Ty::Tensor(_)
+                    | Ty::Fn(..)
+                    | Ty::Struct(_)) => {
                         self.err(
                             Diagnostic::error(span, format!("`?` needs a `Res` or `Opt`, not `{other}`"))
                                 .with_label(format!("this is {other}")),
@@ -1277,7 +1369,16 @@ impl Pass<'_> {
                     Ty::Str => Ty::Str,
                     Ty::Tensor(d) => Ty::Tensor(*d),
                     Ty::Unknown => Ty::Unknown,
-                    other => {
+                    other @ (Ty::Unit
+                    | Ty::Int
+                    | Ty::F64
+                    | Ty::Bool
+                    | Ty::DType
+                    | Ty::Tape
+                    | Ty::Res(..)
+                    | Ty::Opt(_)
+                    | Ty::Fn(..)
+                    | Ty::Struct(_)) => {
                         self.err(
                             Diagnostic::error(iter.span, format!("cannot iterate over a `{other}`"))
                                 .with_label(format!("this is {other}")),
@@ -1288,7 +1389,7 @@ impl Pass<'_> {
                 self.cur().scopes.push(Vec::new());
                 let slot = match self.declare_local(&var.name, el) {
                     Var::Local(s) => s,
-                    _ => 0,
+                    Var::Capture(_) | Var::Global(_) => 0,
                 };
                 self.cur().loop_depth += 1;
                 let (bs, _) = self.block(body);
@@ -1367,6 +1468,8 @@ impl Pass<'_> {
     }
 
     /// The static type of table operation `op` on these arguments.
+    // The `_` arm is every other operation, typed by its registry dtype rule.
+    #[allow(clippy::wildcard_enum_match_arm)]
     fn op_type(&mut self, op: Op, inputs: &[(Ty, Span)], span: Span) -> Ty {
         use twill_tensor::ops::dtypes;
         match op {
@@ -1380,18 +1483,14 @@ impl Pass<'_> {
                         .flatten()
                         .copied()
                         .reduce(twill_tensor::promote::promote),
-                    (_, Some(Ty::Arr(el))) => match &**el {
-                        Ty::Tensor(d) => *d,
-                        _ => None,
-                    },
+                    (_, Some(Ty::Arr(el))) => el.tensor_dtype(),
                     _ => None,
                 };
                 Ty::Tensor(joined)
             }
-            Op::Split => Ty::Arr(Box::new(match inputs.first() {
-                Some((Ty::Tensor(d), _)) => Ty::Tensor(*d),
-                _ => Ty::Tensor(None),
-            })),
+            Op::Split => Ty::Arr(Box::new(Ty::Tensor(
+                inputs.first().and_then(|(t, _)| t.tensor_dtype()),
+            ))),
             _ => {
                 let ins: Vec<dtypes::Input> = inputs.iter().map(|(t, _)| dtype_input(t)).collect();
                 let result = dtypes::result(op, &ins);
@@ -1424,10 +1523,19 @@ impl Pass<'_> {
                 .iter()
                 .map(|(t, _)| match t {
                     Ty::Tensor(Some(d)) => d.to_string(),
-                    Ty::Int => "Int".into(),
-                    Ty::F64 => "F64".into(),
-                    Ty::Bool => "Bool".into(),
-                    _ => "?".into(),
+                    Ty::Int | Ty::F64 | Ty::Bool => t.to_string(),
+                    Ty::Unknown
+                    | Ty::Unit
+                    | Ty::Str
+                    | Ty::DType
+                    | Ty::Range
+                    | Ty::Tape
+                    | Ty::Arr(_)
+                    | Ty::Tensor(None)
+                    | Ty::Res(..)
+                    | Ty::Opt(_)
+                    | Ty::Fn(..)
+                    | Ty::Struct(_) => "?".into(),
                 })
                 .collect();
             if dts.iter().any(|(d, _)| *d != r) {
@@ -1478,12 +1586,11 @@ impl Pass<'_> {
             Some(Found::SelfFn(ty)) => return (H::SelfFn, ty),
             None => {}
         }
-        match n {
-            "nan" => return (H::Float(f64::NAN), Ty::F64),
-            "inf" => return (H::Float(f64::INFINITY), Ty::F64),
-            "pi" => return (H::Float(std::f64::consts::PI), Ty::F64),
-            "None" => return (H::NoneValue, Ty::Opt(Box::new(Ty::Unknown))),
-            _ => {}
+        if let Some(c) = Constant::from_name(n) {
+            return match c.value() {
+                ConstValue::F64(x) => (H::Float(x), Ty::F64),
+                ConstValue::None => (H::NoneValue, Ty::Opt(Box::new(Ty::Unknown))),
+            };
         }
         if let Some(d) = DType::from_name(n) {
             return (H::DType(d), Ty::DType);
@@ -1532,9 +1639,10 @@ impl Pass<'_> {
             );
         }
         if !a.is_known() || !b.is_known() {
-            return match op {
-                BinOp::Eq | BinOp::Ne => Ty::Bool,
-                _ => Ty::Unknown,
+            return if matches!(op, BinOp::Eq | BinOp::Ne) {
+                Ty::Bool
+            } else {
+                Ty::Unknown
             };
         }
         match host_binop(op, a, b) {
@@ -1573,15 +1681,25 @@ impl Pass<'_> {
                     Ty::Unknown
                 }
             },
-            Ty::Tensor(d) => match name.name.as_str() {
-                "dtype" => Ty::DType,
-                "shape" => Ty::Arr(Box::new(Ty::Int)),
-                "ndim" => Ty::Int,
-                "T" => Ty::Tensor(*d),
-                _ => Ty::Unknown,
+            Ty::Tensor(d) => match TensorField::from_name(&name.name) {
+                Some(TensorField::Dtype) => Ty::DType,
+                Some(TensorField::Shape) => Ty::Arr(Box::new(Ty::Int)),
+                Some(TensorField::Ndim) => Ty::Int,
+                Some(TensorField::T) => Ty::Tensor(*d),
+                None => Ty::Unknown,
             },
             Ty::Unknown | Ty::Tape => Ty::Unknown,
-            other => {
+            other @ (Ty::Unit
+            | Ty::Int
+            | Ty::F64
+            | Ty::Bool
+            | Ty::Str
+            | Ty::DType
+            | Ty::Range
+            | Ty::Arr(_)
+            | Ty::Res(..)
+            | Ty::Opt(_)
+            | Ty::Fn(..)) => {
                 self.err(
                     Diagnostic::error(name.span, format!("a `{other}` has no field `{}`", name.name))
                         .with_label(format!("this is a field of a {other}")),
@@ -1646,7 +1764,19 @@ impl Pass<'_> {
                 Some(i) => Member::Offset(i, sym),
                 None => Member::Dynamic(sym, None),
             },
-            _ => Member::Dynamic(sym, TensorField::from_name(name)),
+            Ty::Unknown
+            | Ty::Unit
+            | Ty::Int
+            | Ty::F64
+            | Ty::Bool
+            | Ty::Str
+            | Ty::DType
+            | Ty::Range
+            | Ty::Tape
+            | Ty::Arr(_)
+            | Ty::Res(..)
+            | Ty::Opt(_)
+            | Ty::Fn(..) => Member::Dynamic(sym, TensorField::from_name(name)),
         }
     }
 
@@ -1686,10 +1816,7 @@ impl Pass<'_> {
             match self.lookup(n) {
                 Some(Found::Var { var, ty, .. }) => {
                     let (hargs, tys) = self.positional_only(args, &format!("`{n}`"));
-                    let arity = self.global_arity(var).or(match &ty {
-                        Ty::Fn(Some(ps), _) => Some(ps.len()),
-                        _ => None,
-                    });
+                    let arity = self.global_arity(var).or(ty.param_count());
                     if let Some(k) = arity {
                         if k != hargs.len() {
                             self.arity_error(span, n, k.to_string(), hargs.len());
@@ -1698,7 +1825,9 @@ impl Pass<'_> {
                     let ret = self.call_result(&ty, &tys, span, n);
                     return match var {
                         Var::Global(slot) => (H::CallGlobal(slot, hargs), ret),
-                        v => (H::Call(Box::new(expr(H::Load(v), callee.span)), hargs), ret),
+                        v @ (Var::Local(_) | Var::Capture(_)) => {
+                            (H::Call(Box::new(expr(H::Load(v), callee.span)), hargs), ret)
+                        }
                     };
                 }
                 Some(Found::SelfFn(ty)) => {
@@ -1769,15 +1898,12 @@ impl Pass<'_> {
                 // A tensor operation types by the registry's dtype rule when
                 // it works on tensors (always, or for those that also take
                 // host numbers, when an argument is a tensor).
-                let tensor_op = match b {
-                    Builtin::Op(op) => match op.spec().host {
-                        Host::No => Some(op),
-                        Host::Unary(_) | Host::Binary(_) | Host::Clip => {
-                            tys.iter().any(|t| matches!(t, Ty::Tensor(_))).then_some(op)
-                        }
-                    },
-                    _ => None,
-                };
+                let tensor_op = b.op().and_then(|op| match op.spec().host {
+                    Host::No => Some(op),
+                    Host::Unary(_) | Host::Binary(_) | Host::Clip => {
+                        tys.iter().any(|t| matches!(t, Ty::Tensor(_))).then_some(op)
+                    }
+                });
                 let mut raw = raw;
                 if b == Builtin::Print && self.ck.crosscheck {
                     let mut pos_tys = tys.iter();
@@ -1799,9 +1925,9 @@ impl Pass<'_> {
                     let inputs: Vec<(Ty, Span)> = tys.iter().cloned().zip(spans).collect();
                     ty = self.op_type(op, &inputs, span);
                 }
-                let hargs = match b {
-                    Builtin::Op(op) => bind_slots(raw, 0, |k| op.spec().param_index(k)),
-                    _ => bind_slots(raw, 0, |k| sig.params.iter().position(|p| *p == k)),
+                let hargs = match b.op() {
+                    Some(op) => bind_slots(raw, 0, |k| op.spec().param_index(k)),
+                    None => bind_slots(raw, 0, |k| sig.params.iter().position(|p| *p == k)),
                 };
                 return (H::Builtin(b, hargs), ty);
             }
@@ -1861,15 +1987,20 @@ impl Pass<'_> {
     fn literal_dtype_arg(&mut self, args: &[ast::Arg], pos: usize) -> Option<DType> {
         let arg = args
             .iter()
-            .find(|a| a.name.as_ref().is_some_and(|n| n.name == "dt"))
+            .find(|a| a.name.as_ref().is_some_and(|n| n.name == DTYPE_PARAM))
             .or_else(|| args.iter().filter(|a| a.name.is_none()).nth(pos));
-        match arg {
-            None => Some(DType::F64),
-            Some(a) => match &a.value.kind {
-                A::Name(n) if self.lookup(n).is_none() => DType::from_name(n),
-                _ => None,
-            },
+        let Some(a) = arg else {
+            return Some(DType::F64);
+        };
+        // Only a dtype name written in place is known statically; any other
+        // expression is computed.
+        let A::Name(n) = &a.value.kind else {
+            return None;
+        };
+        if self.lookup(n).is_some() {
+            return None;
         }
+        DType::from_name(n)
     }
 
     fn call_result(&mut self, callee: &Ty, args: &[Ty], span: Span, name: &str) -> Ty {
@@ -1888,7 +2019,19 @@ impl Pass<'_> {
                 (**ret).clone()
             }
             Ty::Unknown => Ty::Unknown,
-            other => {
+            other @ (Ty::Unit
+            | Ty::Int
+            | Ty::F64
+            | Ty::Bool
+            | Ty::Str
+            | Ty::DType
+            | Ty::Range
+            | Ty::Tape
+            | Ty::Arr(_)
+            | Ty::Tensor(_)
+            | Ty::Res(..)
+            | Ty::Opt(_)
+            | Ty::Struct(_)) => {
                 self.err(Diagnostic::error(
                     span,
                     format!("a `{other}` is not a function and cannot be called"),
@@ -2012,6 +2155,8 @@ impl Pass<'_> {
 
     /// The static type of an lvalue expression and whether its root is a
     /// mutable, assignable variable — without reporting anything.
+    // Only a name, an index or a field is a place; the `_` arm is every other expression.
+    #[allow(clippy::wildcard_enum_match_arm)]
     fn lvalue_type(&mut self, e: &ast::Expr) -> Option<(Ty, bool)> {
         match &e.kind {
             A::Name(n) => match self.lookup(n)? {
@@ -2020,31 +2165,22 @@ impl Pass<'_> {
             },
             A::Index { base, .. } => {
                 let (t, m) = self.lvalue_type(base)?;
-                Some((
-                    match t {
-                        Ty::Arr(el) => *el,
-                        _ => Ty::Unknown,
-                    },
-                    m,
-                ))
+                Some((if let Ty::Arr(el) = t { *el } else { Ty::Unknown }, m))
             }
             A::Field { base, name } => {
                 let (t, m) = self.lvalue_type(base)?;
-                Some((
-                    match t {
-                        Ty::Struct(def) => def
-                            .field_index(&name.name)
-                            .and_then(|i| {
-                                self.ck
-                                    .structs
-                                    .get(&*def.name)
-                                    .and_then(|(_, tys)| tys.get(i).cloned())
-                            })
-                            .unwrap_or(Ty::Unknown),
-                        _ => Ty::Unknown,
-                    },
-                    m,
-                ))
+                // Only a struct's field types are known statically.
+                let field = if let Ty::Struct(def) = t {
+                    def.field_index(&name.name).and_then(|i| {
+                        self.ck
+                            .structs
+                            .get(&*def.name)
+                            .and_then(|(_, tys)| tys.get(i).cloned())
+                    })
+                } else {
+                    None
+                };
+                Some((field.unwrap_or(Ty::Unknown), m))
             }
             _ => None,
         }
@@ -2138,7 +2274,7 @@ impl Pass<'_> {
         };
         match &p.kind {
             P::Name(n) if n.name == "_" => hir::Pattern::Wildcard,
-            P::Name(n) if n.name == "None" => {
+            P::Name(n) if Constant::from_name(&n.name) == Some(Constant::None) => {
                 if !matches!(ty, Ty::Opt(_) | Ty::Unknown) {
                     mismatch(self, "an `Opt`");
                 }
@@ -2146,17 +2282,10 @@ impl Pass<'_> {
             }
             P::Name(n) => match self.declare_local(&n.name, ty.clone()) {
                 Var::Local(s) => hir::Pattern::Bind(s),
-                _ => hir::Pattern::Wildcard,
+                Var::Capture(_) | Var::Global(_) => hir::Pattern::Wildcard,
             },
             P::Ctor { name, args } => {
-                let (inner_ty, ok) = match (name.name.as_str(), ty) {
-                    ("Ok", Ty::Res(t, _)) | ("Err", Ty::Res(_, t)) | ("Some", Ty::Opt(t)) => {
-                        ((**t).clone(), true)
-                    }
-                    (_, Ty::Unknown) => (Ty::Unknown, true),
-                    _ => (Ty::Unknown, false),
-                };
-                if !matches!(name.name.as_str(), "Ok" | "Err" | "Some") {
+                let Some(ctor) = Ctor::from_name(&name.name) else {
                     self.err(
                         Diagnostic::error(name.span, format!("unknown pattern `{}(…)`", name.name))
                             .with_note(
@@ -2164,14 +2293,20 @@ impl Pass<'_> {
                             ),
                     );
                     return hir::Pattern::Wildcard;
-                }
+                };
+                let (inner_ty, ok) = match (ctor, ty) {
+                    (Ctor::Ok, Ty::Res(t, _)) | (Ctor::Err, Ty::Res(_, t)) | (Ctor::Some, Ty::Opt(t)) => {
+                        ((**t).clone(), true)
+                    }
+                    (_, Ty::Unknown) => (Ty::Unknown, true),
+                    _ => (Ty::Unknown, false),
+                };
                 if !ok {
                     mismatch(
                         self,
-                        if name.name == "Some" {
-                            "an `Opt`"
-                        } else {
-                            "a `Res`"
+                        match ctor {
+                            Ctor::Some => "an `Opt`",
+                            Ctor::Ok | Ctor::Err => "a `Res`",
                         },
                     );
                 }
@@ -2183,10 +2318,10 @@ impl Pass<'_> {
                     return hir::Pattern::Wildcard;
                 }
                 let inner = Box::new(self.pattern(&args[0], &inner_ty));
-                match name.name.as_str() {
-                    "Ok" => hir::Pattern::Ok(inner),
-                    "Err" => hir::Pattern::Err(inner),
-                    _ => hir::Pattern::Some(inner),
+                match ctor {
+                    Ctor::Ok => hir::Pattern::Ok(inner),
+                    Ctor::Err => hir::Pattern::Err(inner),
+                    Ctor::Some => hir::Pattern::Some(inner),
                 }
             }
             P::Int(v) => {

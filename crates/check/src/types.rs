@@ -1,15 +1,62 @@
-//! Static types as far as the checker knows them. Typing is gradual:
+//! Static types as far as the checker knows them, and the table of the
+//! type names annotations may use. Typing is gradual:
 //! `Ty::Unknown` is the dynamic type, compatible with everything, so a valid
 //! program is never rejected for what the checker cannot see. Annotations
 //! also become an [`RtType`], which the evaluator checks at run time when the
-//! checker could not.
+//! checker could not. This is the checker's bottom layer: it also owns
+//! the struct definitions and interned symbols that a `Ty::Struct` refers
+//! to, so it depends on no other module of the crate.
 
 use std::fmt;
 use std::rc::Rc;
 
 use twill_tensor::DType;
 
-use crate::hir::StructDef;
+/// Generates [`TypeName`] and its spellings from one list.
+macro_rules! type_names {
+    ($($variant:ident = $name:literal;)*) => {
+        /// The built-in type names of annotations (spec §1); any other name
+        /// in an annotation is a struct's.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum TypeName {
+            $($variant,)*
+        }
+
+        const TYPE_NAMES: &[(TypeName, &str)] = &[$((TypeName::$variant, $name),)*];
+    };
+}
+
+type_names! {
+    Int = "Int";
+    F64 = "F64";
+    Bool = "Bool";
+    Str = "Str";
+    DType = "DType";
+    Tape = "Tape";
+    Unit = "Unit";
+    Range = "Range";
+    Arr = "Arr";
+    Opt = "Opt";
+    Res = "Res";
+    Tensor = "Tensor";
+}
+
+impl TypeName {
+    pub fn from_name(name: &str) -> Option<TypeName> {
+        TYPE_NAMES.iter().find(|t| t.1 == name).map(|t| t.0)
+    }
+
+    pub fn name(self) -> &'static str {
+        // Every variant is generated with its entry.
+        TYPE_NAMES[self as usize].1
+    }
+}
+
+impl fmt::Display for TypeName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
@@ -35,6 +82,24 @@ pub enum Ty {
 impl Ty {
     pub fn is_known(&self) -> bool {
         !matches!(self, Ty::Unknown)
+    }
+
+    /// The dtype of a tensor type, when known; `None` for any other type.
+    pub fn tensor_dtype(&self) -> Option<DType> {
+        if let Ty::Tensor(d) = self {
+            *d
+        } else {
+            None
+        }
+    }
+
+    /// The number of parameters of a function type, when known.
+    pub fn param_count(&self) -> Option<usize> {
+        if let Ty::Fn(Some(ps), _) = self {
+            Some(ps.len())
+        } else {
+            None
+        }
     }
 
     /// Whether a value of type `self` may be bound where `expected` is
@@ -64,19 +129,19 @@ impl fmt::Display for Ty {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Ty::Unknown => write!(f, "?"),
-            Ty::Unit => write!(f, "Unit"),
-            Ty::Int => write!(f, "Int"),
-            Ty::F64 => write!(f, "F64"),
-            Ty::Bool => write!(f, "Bool"),
-            Ty::Str => write!(f, "Str"),
-            Ty::DType => write!(f, "DType"),
-            Ty::Range => write!(f, "Range"),
-            Ty::Tape => write!(f, "Tape"),
-            Ty::Arr(t) => write!(f, "Arr[{t}]"),
-            Ty::Tensor(None) => write!(f, "Tensor"),
-            Ty::Tensor(Some(d)) => write!(f, "Tensor[{d}]"),
-            Ty::Res(a, b) => write!(f, "Res[{a}, {b}]"),
-            Ty::Opt(a) => write!(f, "Opt[{a}]"),
+            Ty::Unit => write!(f, "{}", TypeName::Unit),
+            Ty::Int => write!(f, "{}", TypeName::Int),
+            Ty::F64 => write!(f, "{}", TypeName::F64),
+            Ty::Bool => write!(f, "{}", TypeName::Bool),
+            Ty::Str => write!(f, "{}", TypeName::Str),
+            Ty::DType => write!(f, "{}", TypeName::DType),
+            Ty::Range => write!(f, "{}", TypeName::Range),
+            Ty::Tape => write!(f, "{}", TypeName::Tape),
+            Ty::Arr(t) => write!(f, "{}[{t}]", TypeName::Arr),
+            Ty::Tensor(None) => write!(f, "{}", TypeName::Tensor),
+            Ty::Tensor(Some(d)) => write!(f, "{}[{d}]", TypeName::Tensor),
+            Ty::Res(a, b) => write!(f, "{}[{a}, {b}]", TypeName::Res),
+            Ty::Opt(a) => write!(f, "{}[{a}]", TypeName::Opt),
             Ty::Fn(params, ret) => {
                 write!(f, "Fn(")?;
                 if let Some(ps) = params {
@@ -139,5 +204,66 @@ impl RtType {
             Ty::Fn(..) => RtType::Fn,
             Ty::Struct(s) => RtType::Struct(s.name.clone()),
         }
+    }
+}
+
+/// An interned name (a struct field or a method that may be one), so that
+/// the evaluator compares integers, never strings. The names themselves
+/// are in [`crate::hir::Module::symbols`], for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sym(pub u32);
+
+#[derive(Debug, PartialEq)]
+pub struct StructDef {
+    pub name: Rc<str>,
+    /// The field names, for printing a struct value and for messages.
+    pub fields: Vec<Rc<str>>,
+    /// The same fields as symbols, for look-ups while running.
+    pub syms: Vec<Sym>,
+}
+
+impl StructDef {
+    /// The offset of a field named in the source (checker only).
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| &**f == name)
+    }
+
+    /// The offset of a field by symbol.
+    pub fn field_offset(&self, sym: Sym) -> Option<usize> {
+        self.syms.iter().position(|s| *s == sym)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_are_in_enum_order_and_spell_their_types() {
+        for (i, t) in TYPE_NAMES.iter().enumerate() {
+            assert_eq!(t.0 as usize, i);
+            assert_eq!(TypeName::from_name(t.1), Some(t.0));
+        }
+        let plain = [
+            (Ty::Int, TypeName::Int),
+            (Ty::F64, TypeName::F64),
+            (Ty::Bool, TypeName::Bool),
+            (Ty::Str, TypeName::Str),
+            (Ty::DType, TypeName::DType),
+            (Ty::Tape, TypeName::Tape),
+            (Ty::Unit, TypeName::Unit),
+            (Ty::Range, TypeName::Range),
+            (Ty::Tensor(None), TypeName::Tensor),
+        ];
+        for (ty, name) in plain {
+            assert_eq!(ty.to_string(), name.name());
+        }
+        assert_eq!(Ty::Arr(Box::new(Ty::Int)).to_string(), "Arr[Int]");
+        assert_eq!(Ty::Opt(Box::new(Ty::Str)).to_string(), "Opt[Str]");
+        assert_eq!(
+            Ty::Res(Box::new(Ty::F64), Box::new(Ty::Str)).to_string(),
+            "Res[F64, Str]"
+        );
+        assert_eq!(Ty::Tensor(Some(DType::Bf16)).to_string(), "Tensor[bf16]");
     }
 }
