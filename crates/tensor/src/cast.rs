@@ -51,6 +51,19 @@ macro_rules! dispatch_dst {
     };
 }
 
+impl Tensor {
+    /// The tensor converted to `dtype`, each element rounded once from its
+    /// own value (spec §5.3). Defined here, not in `tensor`, so that the
+    /// tensor type does not depend on the casts built on top of it.
+    pub fn cast(&self, dtype: DType) -> Result<Tensor, TensorError> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let data = cast_storage(self, dtype)?;
+        Tensor::from_storage(data, self.shape().to_vec())
+    }
+}
+
 /// The elements of `t`, in row-major order, cast to `dtype`.
 pub fn cast_storage(t: &Tensor, dtype: DType) -> Result<Storage, TensorError> {
     match (t.storage(), dtype) {

@@ -5,6 +5,7 @@
 pub mod cast;
 pub mod construct;
 pub mod convert;
+pub mod decimal;
 pub mod display;
 pub mod dtype;
 pub mod format;

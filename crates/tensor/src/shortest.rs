@@ -12,7 +12,7 @@
 
 use num_bigint::BigUint;
 
-use crate::format::{layout_ecmascript, Decimal};
+use crate::decimal::{layout_ecmascript, Decimal};
 
 /// A binary float format: one sign bit, `exp_bits` of biased exponent, and
 /// `man_bits` of stored fraction, IEEE 754 style (subnormals, infinities,

@@ -250,16 +250,6 @@ impl Tensor {
         }
     }
 
-    /// The tensor converted to `dtype`, each element rounded once from its
-    /// own value (spec §5.3).
-    pub fn cast(&self, dtype: DType) -> Result<Tensor, TensorError> {
-        if dtype == self.dtype() {
-            return Ok(self.clone());
-        }
-        let data = crate::cast::cast_storage(self, dtype)?;
-        Tensor::from_storage(data, self.shape.clone())
-    }
-
     /// The single element of a one-element tensor.
     pub fn item(&self) -> Result<Scalar, TensorError> {
         if self.numel() != 1 {

@@ -15,7 +15,7 @@
 
 use super::gemm::Panels;
 use super::kernels::{Acc, Widen};
-use super::{by_acc, dtypes, promoted, FromStorage, Mat, Visit};
+use super::operand::{by_acc, dtypes, promoted, FromStorage, Mat, Visit};
 use crate::dtype::DType;
 use crate::tensor::{shape_str, Tensor, TensorError};
 

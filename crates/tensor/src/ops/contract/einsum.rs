@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::kernels::Widen;
-use super::{by_acc, dtypes, product, promoted, FromStorage, Mat, Visit};
+use super::operand::{by_acc, dtypes, product, promoted, FromStorage, Mat, Visit};
 use crate::dtype::DType;
 use crate::tensor::{shape_str, Tensor, TensorError};
 
