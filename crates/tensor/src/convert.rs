@@ -3,7 +3,8 @@
 //! ([`narrow`]), the exact widening back ([`widen`]), and the scalar cast
 //! between any two dtypes ([`Scalar::cast`]) that spec §5 item 3 defines.
 //! There is one narrowing and one widening routine, parameterised by the
-//! format's exponent and mantissa widths, rather than one per format (seed
+//! format's exponent and mantissa widths ([`FloatFormat`], described once in
+//! `float_format`), rather than one per format (seed
 //! 000, "What is checked, and how"): the rounding step is the hard part and
 //! it should exist, and be tested, once. Every conversion works on the f64's
 //! bits with integer arithmetic and never passes through an intermediate
@@ -18,85 +19,9 @@ use std::fmt;
 use crate::dtype::DType;
 use crate::format::format_number;
 
-/// A binary interchange format narrower than f64: one sign bit, `exp_bits`
-/// of biased exponent and `man_bits` of stored mantissa (the leading one of
-/// a normal number is implicit).
-///
-/// Only the three formats twill stores exist as values. The fields are
-/// private so that no other width can reach [`narrow`] and [`widen`], whose
-/// shifts are valid because each of these formats sits inside f64's normal
-/// range with room to spare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FloatFormat {
-    exp_bits: u32,
-    man_bits: u32,
-}
+pub use crate::float_format::FloatFormat;
+use crate::float_format::{F64_BIAS, F64_EXP_ALL_ONES, F64_MAN_BITS, F64_MAN_MASK};
 
-impl FloatFormat {
-    /// bfloat16: f32's exponent range with seven stored mantissa bits.
-    pub const BF16: FloatFormat = FloatFormat {
-        exp_bits: 8,
-        man_bits: 7,
-    };
-    /// IEEE binary16.
-    pub const F16: FloatFormat = FloatFormat {
-        exp_bits: 5,
-        man_bits: 10,
-    };
-    /// IEEE binary32.
-    pub const F32: FloatFormat = FloatFormat {
-        exp_bits: 8,
-        man_bits: 23,
-    };
-
-    /// The format a dtype stores its elements in, for the dtypes that narrow
-    /// an f64. f64 itself is the wide format every value passes through, so
-    /// it has none, and neither do the integer kinds.
-    pub fn of(dtype: DType) -> Option<FloatFormat> {
-        match dtype {
-            DType::Bf16 => Some(FloatFormat::BF16),
-            DType::F16 => Some(FloatFormat::F16),
-            DType::F32 => Some(FloatFormat::F32),
-            DType::Bool | DType::I8 | DType::I32 | DType::F64 => None,
-        }
-    }
-
-    pub const fn exp_bits(self) -> u32 {
-        self.exp_bits
-    }
-
-    pub const fn man_bits(self) -> u32 {
-        self.man_bits
-    }
-
-    /// Total width of an encoding, sign included.
-    pub const fn width(self) -> u32 {
-        1 + self.exp_bits + self.man_bits
-    }
-
-    const fn bias(self) -> i32 {
-        (1 << (self.exp_bits - 1)) - 1
-    }
-
-    /// The encoding of +inf: all exponent bits set, mantissa zero.
-    const fn inf_bits(self) -> u32 {
-        ((1 << self.exp_bits) - 1) << self.man_bits
-    }
-
-    const fn sign_bit(self) -> u32 {
-        1 << (self.exp_bits + self.man_bits)
-    }
-
-    /// The top mantissa bit, which marks a NaN as quiet.
-    const fn quiet_bit(self) -> u32 {
-        1 << (self.man_bits - 1)
-    }
-}
-
-const F64_MAN_BITS: u32 = 52;
-const F64_MAN_MASK: u64 = (1 << F64_MAN_BITS) - 1;
-const F64_EXP_ALL_ONES: u64 = 0x7ff;
-const F64_BIAS: i32 = 1023;
 const F64_QUIET_BIT: u64 = 1 << (F64_MAN_BITS - 1);
 
 /// Rounds `x` to the nearest value of `fmt`, ties to even, and returns its
@@ -121,7 +46,7 @@ pub fn narrow(x: f64, fmt: FloatFormat) -> u32 {
     let sign = if bits >> 63 == 1 { fmt.sign_bit() } else { 0 };
     let exp_field = (bits >> F64_MAN_BITS) & F64_EXP_ALL_ONES;
     let man_field = bits & F64_MAN_MASK;
-    let man_bits = fmt.man_bits;
+    let man_bits = fmt.man_bits();
 
     if exp_field == F64_EXP_ALL_ONES {
         if man_field == 0 {
@@ -190,12 +115,12 @@ pub fn narrow(x: f64, fmt: FloatFormat) -> u32 {
 /// [`narrow`], so `narrow(widen(p))` is `p` for every non-NaN `p` and `p`
 /// with its quiet bit set for a NaN.
 pub fn widen(bits: u32, fmt: FloatFormat) -> f64 {
-    let man_bits = fmt.man_bits;
+    let man_bits = fmt.man_bits();
     let sign = if bits & fmt.sign_bit() != 0 { 1u64 << 63 } else { 0 };
-    let exp_field = (bits >> man_bits) & ((1 << fmt.exp_bits) - 1);
+    let exp_field = (bits >> man_bits) & fmt.exp_all_ones();
     let man_field = u64::from(bits & ((1 << man_bits) - 1));
-    let exp_all_ones = (1 << fmt.exp_bits) - 1;
-    let align = F64_MAN_BITS - man_bits;
+    let exp_all_ones = fmt.exp_all_ones();
+    let align = fmt.f64_low_bits();
 
     let out = if exp_field == exp_all_ones {
         let nan = if man_field == 0 {

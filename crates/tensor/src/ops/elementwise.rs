@@ -1272,6 +1272,7 @@ mod fast {
 
     use super::Flt;
     use crate::cast::{bf16_to_f32, f32_to_bf16};
+    use crate::float_format::FloatFormat;
     use crate::math;
 
     const INV_LN2: f64 = std::f64::consts::LOG2_E;
@@ -1440,7 +1441,7 @@ mod fast {
     }
 
     impl Store for f32 {
-        const LOW_BITS: u32 = 29;
+        const LOW_BITS: u32 = FloatFormat::F32.f64_low_bits();
         const EXTRA: u64 = 0;
         #[inline(always)]
         fn store(y: f64) -> f32 {
@@ -1449,7 +1450,7 @@ mod fast {
     }
 
     impl Store for bf16 {
-        const LOW_BITS: u32 = 45;
+        const LOW_BITS: u32 = FloatFormat::BF16.f64_low_bits();
         const EXTRA: u64 = 1 << 29;
         #[inline(always)]
         fn store(y: f64) -> bf16 {

@@ -29,6 +29,7 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::{opt, req, Arg, Args, OpSpec, Out, Param};
+use crate::cast::bf16_to_f32;
 use crate::convert::{f64_to_bf16_bits, f64_to_f16_bits};
 use crate::dtype::DType;
 use crate::math;
@@ -235,13 +236,6 @@ impl Store for i32 {
     }
 }
 
-/// bf16 → f32 is exact: the bf16 bits are the top half of the f32's. Written
-/// as a shift so that it vectorises.
-#[inline(always)]
-fn bf16_f32(x: bf16) -> f32 {
-    f32::from_bits(u32::from(x.to_bits()) << 16)
-}
-
 /// An element of `sum prod cumsum cumprod`: floats accumulate in
 /// `accumulation_dtype` and keep their dtype; bool, i8 and i32 accumulate
 /// in wrapping i32 and give i32 (spec §5 extension 2, `sum_result`).
@@ -277,7 +271,7 @@ macro_rules! elem {
 elem!(SumElem, bool, i32, i32, |x| i32::from(x));
 elem!(SumElem, i8, i32, i32, |x| i32::from(x));
 elem!(SumElem, i32, i32, i32, |x| x);
-elem!(SumElem, bf16, f32, bf16, |x| bf16_f32(x));
+elem!(SumElem, bf16, f32, bf16, |x| bf16_to_f32(x));
 elem!(SumElem, f16, f32, f16, |x| x.to_f32());
 elem!(SumElem, f32, f32, f32, |x| x);
 elem!(SumElem, f64, f64, f64, |x| x);
@@ -286,7 +280,7 @@ elem!(FloatElem, bool, f32, f32, |x| if x { 1.0 } else { 0.0 });
 elem!(FloatElem, i8, f32, f32, |x| f32::from(x));
 // `as` rounds an i32 to the nearest f32, ties to even: the cast to f32.
 elem!(FloatElem, i32, f32, f32, |x| x as f32);
-elem!(FloatElem, bf16, f32, bf16, |x| bf16_f32(x));
+elem!(FloatElem, bf16, f32, bf16, |x| bf16_to_f32(x));
 elem!(FloatElem, f16, f32, f16, |x| x.to_f32());
 elem!(FloatElem, f32, f32, f32, |x| x);
 elem!(FloatElem, f64, f64, f64, |x| x);
