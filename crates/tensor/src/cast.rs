@@ -10,13 +10,21 @@ use crate::float_format::FloatFormat;
 use crate::storage::{vec_with_capacity, Element, Storage};
 use crate::tensor::{Tensor, TensorError};
 
-fn generic<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Vec<D>, TensorError> {
+/// The general path: every element through `Scalar::cast`.
+fn generic<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Storage, TensorError> {
     let mut out = vec_with_capacity(t.numel());
     for o in t.offsets() {
         let s: Scalar = src[o].to_scalar();
-        out.push(D::from_scalar(s.cast(D::DTYPE)?));
+        let d = s.cast(D::DTYPE)?;
+        out.push(D::from_scalar(d).ok_or_else(|| {
+            TensorError(format!(
+                "internal error: casting to {} gave a {} element",
+                D::DTYPE,
+                d.dtype()
+            ))
+        })?);
     }
-    Ok(out)
+    Ok(D::into_storage(out))
 }
 
 /// bf16 is f32 with the low mantissa bits cut off: this many.
@@ -43,20 +51,6 @@ pub fn f32_to_bf16(x: f32) -> bf16 {
 #[inline(always)]
 pub fn bf16_to_f32(x: bf16) -> f32 {
     f32::from_bits(u32::from(x.to_bits()) << BF16_DROPPED)
-}
-
-macro_rules! dispatch_dst {
-    ($t:expr, $src:expr, $dtype:expr) => {
-        match $dtype {
-            DType::Bool => Storage::Bool(generic($t, $src)?),
-            DType::I8 => Storage::I8(generic($t, $src)?),
-            DType::I32 => Storage::I32(generic($t, $src)?),
-            DType::Bf16 => Storage::Bf16(generic($t, $src)?),
-            DType::F16 => Storage::F16(generic($t, $src)?),
-            DType::F32 => Storage::F32(generic($t, $src)?),
-            DType::F64 => Storage::F64(generic($t, $src)?),
-        }
-    };
 }
 
 impl Tensor {
@@ -91,15 +85,7 @@ pub fn cast_storage(t: &Tensor, dtype: DType) -> Result<Storage, TensorError> {
         }
         _ => {}
     }
-    Ok(match t.storage() {
-        Storage::Bool(v) => dispatch_dst!(t, v, dtype),
-        Storage::I8(v) => dispatch_dst!(t, v, dtype),
-        Storage::I32(v) => dispatch_dst!(t, v, dtype),
-        Storage::Bf16(v) => dispatch_dst!(t, v, dtype),
-        Storage::F16(v) => dispatch_dst!(t, v, dtype),
-        Storage::F32(v) => dispatch_dst!(t, v, dtype),
-        Storage::F64(v) => dispatch_dst!(t, v, dtype),
-    })
+    crate::dispatch!(in t.storage(), v => crate::dispatch!(dtype, D => generic::<_, D>(t, v)))
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod decimal;
 pub mod display;
 pub mod dtype;
+pub mod error;
 pub mod float_format;
 pub mod format;
 pub mod math;

@@ -2,16 +2,17 @@
 //! of the operands and the result dtype ([`dtypes`], [`promoted`]), a batch
 //! of matrices over a strided view ([`Mat`]), the one dtype dispatch that
 //! hands a kernel its storage slice typed by accumulation type
-//! ([`FromStorage`], [`Visit`], `by_acc!`), and the batched product that
+//! ([`FromStorage`], [`Visit`]), and the batched product that
 //! `matmul`, `linear`, `conv2d` and two-operand `einsum`s share
 //! ([`product`]). It lives apart from the operation table in `mod.rs` so
 //! that `conv` and `einsum` depend on it and not on their parent.
 
 use super::gemm::{self, Panels, Strided};
-use super::kernels::{Acc, Widen};
+use super::kernels::Kernels;
+use crate::dispatch;
 use crate::dtype::DType;
 use crate::promote::promote;
-use crate::storage::Storage;
+use crate::storage::{Element, Storage};
 use crate::tensor::{Tensor, TensorError};
 
 /// The dtype the operands are promoted to, and the result dtype: the
@@ -37,13 +38,13 @@ pub(crate) fn promoted(t: &Tensor, d: DType) -> Result<Tensor, TensorError> {
 /// called with the storage slice when its element type widens exactly into
 /// `Self` (which holds for every operand promoted to a dtype whose
 /// accumulation type is `Self`).
-pub(crate) trait FromStorage: Acc {
+pub(crate) trait FromStorage: Kernels {
     fn visit<'a, V: Visit<'a, Self>>(s: &'a Storage, v: V) -> Result<V::Out, TensorError>;
 }
 
 pub(crate) trait Visit<'a, C> {
     type Out;
-    fn visit<T: Widen<C>>(self, data: &'a [T]) -> Self::Out;
+    fn visit<T: Element<Acc = C>>(self, data: &'a [T]) -> Self::Out;
 }
 
 fn wrong_storage(s: &Storage, acc: &str) -> TensorError {
@@ -100,9 +101,9 @@ struct MakeStrided {
     sp: isize,
 }
 
-impl<'a, C: Acc> Visit<'a, C> for MakeStrided {
+impl<'a, C: Kernels> Visit<'a, C> for MakeStrided {
     type Out = Box<dyn Panels<C> + 'a>;
-    fn visit<T: Widen<C>>(self, data: &'a [T]) -> Self::Out {
+    fn visit<T: Element<Acc = C>>(self, data: &'a [T]) -> Self::Out {
         Box::new(Strided {
             data,
             bases: self.bases,
@@ -111,24 +112,6 @@ impl<'a, C: Acc> Visit<'a, C> for MakeStrided {
         })
     }
 }
-
-/// Runs `$f::<C>($args)` for the accumulation type of operand dtype `$d`.
-macro_rules! by_acc {
-    ($d:expr, $f:ident ( $($arg:expr),* )) => {
-        match $crate::promote::accumulation_dtype($d) {
-            $crate::dtype::DType::F32 => $f::<f32>($($arg),*),
-            $crate::dtype::DType::F64 => $f::<f64>($($arg),*),
-            $crate::dtype::DType::I32 => $f::<i32>($($arg),*),
-            other @ ($crate::dtype::DType::Bool
-            | $crate::dtype::DType::I8
-            | $crate::dtype::DType::Bf16
-            | $crate::dtype::DType::F16) => Err($crate::tensor::TensorError(format!(
-                "internal error: no contraction accumulates in {other}"
-            ))),
-        }
-    };
-}
-pub(crate) use by_acc;
 
 /// The storage offsets of element `[.., 0, 0]` of every batch of `t`,
 /// whose leading `nb` axes are batch axes, in row-major batch order.
@@ -220,5 +203,5 @@ pub(crate) fn product<C: FromStorage>(
 }
 
 pub(crate) fn product_dyn(a: &Mat, b: &Mat, shape: Vec<usize>, result: DType) -> Result<Tensor, TensorError> {
-    by_acc!(a.t.dtype(), product(a, b, shape, result))
+    dispatch!(a.t.dtype(), T => product::<<T as Element>::Acc>(a, b, shape, result))
 }
