@@ -176,8 +176,8 @@ pub fn f32_to_f64(x: f32) -> f64 {
     widen(x.to_bits(), FloatFormat::F32)
 }
 
-/// One element of any dtype, in the representation its packed storage will
-/// use: bf16 and f16 as their bit patterns, since Rust has no such types.
+/// One element of any dtype, in the representation its packed storage
+/// uses: bf16 and f16 as their bit patterns, since Rust has no such types.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
     Bool(bool),
