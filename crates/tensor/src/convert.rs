@@ -6,7 +6,9 @@
 //! format's exponent and mantissa widths ([`FloatFormat`], described once in
 //! `float_format`), rather than one per format (seed
 //! 000, "What is checked, and how"): the rounding step is the hard part and
-//! it should exist, and be tested, once. Every conversion works on the f64's
+//! it should exist, and be tested, once (the bit-level f32 ↔ bf16 shortcuts
+//! the kernels use, [`f32_to_bf16`] and [`bf16_to_f32`], are tested against
+//! it bit for bit). Every conversion works on the f64's
 //! bits with integer arithmetic and never passes through an intermediate
 //! format, because rounding twice (f64 → f32 → bf16) differs from rounding
 //! once on exactly the values that land halfway after the first rounding.
@@ -15,6 +17,8 @@
 //! in `testdata/vectors/casts*.txt`.
 
 use std::fmt;
+
+use half::bf16;
 
 use crate::dtype::DType;
 use crate::format::format_number;
@@ -174,6 +178,32 @@ pub fn f16_bits_to_f64(bits: u16) -> f64 {
 
 pub fn f32_to_f64(x: f32) -> f64 {
     widen(x.to_bits(), FloatFormat::F32)
+}
+
+/// bf16 is f32 with the low mantissa bits cut off: this many.
+const BF16_DROPPED: u32 = FloatFormat::F32.man_bits() - FloatFormat::BF16.man_bits();
+/// The quiet bit of a bf16 NaN.
+const BF16_QUIET: u16 = FloatFormat::BF16.quiet_bit() as u16;
+
+/// f32 → bf16 with one rounding to nearest even, on the f32's bits. Equal
+/// to `narrow(f64::from(x), BF16)` because widening f32 to f64 is exact;
+/// NaN keeps its sign and top payload bits and becomes quiet.
+#[inline(always)]
+pub fn f32_to_bf16(x: f32) -> bf16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return bf16::from_bits(((b >> BF16_DROPPED) as u16) | BF16_QUIET);
+    }
+    let half = (1 << (BF16_DROPPED - 1)) - 1;
+    let round = half + ((b >> BF16_DROPPED) & 1);
+    bf16::from_bits((b.wrapping_add(round) >> BF16_DROPPED) as u16)
+}
+
+/// bf16 → f32 is exact: the bf16 bits are the top half of the f32's.
+/// Written as a shift so that it vectorises.
+#[inline(always)]
+pub fn bf16_to_f32(x: bf16) -> f32 {
+    f32::from_bits(u32::from(x.to_bits()) << BF16_DROPPED)
 }
 
 /// One element of any dtype, in the representation its packed storage
@@ -422,5 +452,39 @@ mod tests {
         let snan = f64::from_bits(0xfff0_0000_0000_0001);
         assert_eq!(narrow(snan, FloatFormat::BF16), 0xffc0);
         assert_eq!(widen(0x7c01, FloatFormat::F16).to_bits(), 0x7ff8_0400_0000_0000);
+    }
+
+    #[test]
+    fn fast_f32_to_bf16_matches_the_one_rounding_routine() {
+        // Every 2^12-th f32 pattern plus the neighbourhoods of ties.
+        let mut n = 0;
+        for hi in (0u32..=u32::MAX).step_by(4093) {
+            for b in [
+                hi,
+                hi ^ 0x8000,
+                hi | 0x7FFF,
+                (hi & !0xFFFF) | 0x8000,
+                (hi & !0xFFFF) | 0x8001,
+            ] {
+                let x = f32::from_bits(b);
+                let fast = f32_to_bf16(x).to_bits();
+                let slow = narrow(f64::from(x), FloatFormat::BF16) as u16;
+                assert_eq!(fast, slow, "x = {x:e} ({b:#010x})");
+                n += 1;
+            }
+        }
+        assert!(n > 5_000_000);
+    }
+
+    #[test]
+    fn bf16_widening_is_exact() {
+        for b in 0..=u16::MAX {
+            let x = bf16::from_bits(b);
+            let w = bf16_to_f32(x);
+            if w.is_nan() {
+                continue;
+            }
+            assert_eq!(f64::from(w), bf16_bits_to_f64(b));
+        }
     }
 }

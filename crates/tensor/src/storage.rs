@@ -150,7 +150,7 @@ element!(bf16, Bf16, acc f32,
     to_f64 |y| bf16_bits_to_f64(y.to_bits()),
     from_f64 |z| bf16::from_bits(f64_to_bf16_bits(z)),
     // Exact, and a shift, so that it vectorises.
-    widen |w| crate::cast::bf16_to_f32(w),
+    widen |w| crate::convert::bf16_to_f32(w),
     scalar v => bf16::from_bits(v));
 element!(f16, F16, acc f32,
     to_scalar |x| Scalar::F16(x.to_bits()),

@@ -30,8 +30,8 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::{opt, req, Arg, Args, BinaryOp, OpSpec, Operand, Out};
-use crate::cast::{bf16_to_f32, f32_to_bf16};
 use crate::convert::{self, Scalar};
+use crate::convert::{bf16_to_f32, f32_to_bf16};
 use crate::dtype::DType;
 use crate::math;
 use crate::promote::{float_result, promote, promote_weak, ScalarKind};
@@ -1263,7 +1263,7 @@ mod fast {
     use half::bf16;
 
     use super::Flt;
-    use crate::cast::{bf16_to_f32, f32_to_bf16};
+    use crate::convert::{bf16_to_f32, f32_to_bf16};
     use crate::float_format::FloatFormat;
     use crate::math;
 

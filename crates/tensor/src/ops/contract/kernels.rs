@@ -107,7 +107,7 @@ impl Kernels for f32 {
         match dtype {
             DType::F32 => Tensor::from_vec(v, shape),
             DType::Bf16 => {
-                let out: Vec<half::bf16> = v.into_iter().map(crate::cast::f32_to_bf16).collect();
+                let out: Vec<half::bf16> = v.into_iter().map(crate::convert::f32_to_bf16).collect();
                 Tensor::from_vec(out, shape)
             }
             DType::F16 => {

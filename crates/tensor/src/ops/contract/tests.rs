@@ -169,7 +169,7 @@ fn blocked_bf16_and_f16_widen_exactly() {
     let mut rng = Rng(17);
     for &(bt, m, n, k) in SIZES {
         let a: Vec<half::bf16> = (0..bt * m * k)
-            .map(|_| crate::cast::f32_to_bf16(rng.f64() as f32))
+            .map(|_| crate::convert::f32_to_bf16(rng.f64() as f32))
             .collect();
         let b: Vec<half::f16> = (0..bt * k * n)
             .map(|_| half::f16::from_bits(crate::convert::f64_to_f16_bits(rng.f64())))
