@@ -35,9 +35,8 @@
 use std::borrow::Cow;
 use std::rc::Rc;
 
-use twill_tensor::convert::Scalar;
 use twill_tensor::storage::{Element, Storage};
-use twill_tensor::{with_storage, DType, Tensor, TensorError};
+use twill_tensor::{dispatch, DType, Tensor, TensorError};
 
 use twill_host::Host;
 
@@ -595,7 +594,7 @@ fn decode_npy(bytes: &[u8]) -> Result<Tensor, String> {
 
     let tensor_err = |e: TensorError| e.0;
     let mut storage = Storage::zeros(dtype, count).map_err(|e| tensor_err(e.into()))?;
-    with_storage!(&mut storage, v => fill_from_bytes(v, data, big_endian));
+    dispatch!(in &mut storage, v => fill_from_bytes(v, data, big_endian));
     if fortran && shape.len() > 1 {
         // Fortran order is C order of the reversed shape: read it so, and
         // reverse the axes back.
@@ -617,7 +616,7 @@ fn fill_from_bytes<T: Element>(out: &mut [T], data: &[u8], big_endian: bool) {
         } else {
             chunk.iter().rev().fold(0, fold)
         };
-        *x = T::from_scalar(Scalar::from_bits(T::DTYPE, bits));
+        *x = T::from_raw_bits(bits);
     }
 }
 
@@ -671,7 +670,7 @@ fn encode_npy(t: &Tensor) -> Result<Vec<u8>, String> {
 
     let storage = t.to_storage();
     out.reserve(storage.nbytes());
-    with_storage!(&storage, v => append_le_bytes(v, &mut out));
+    dispatch!(in &storage, v => append_le_bytes(v, &mut out));
     Ok(out)
 }
 
@@ -687,6 +686,7 @@ fn append_le_bytes<T: Element>(v: &[T], out: &mut Vec<u8>) {
 #[allow(clippy::wildcard_enum_match_arm)]
 mod tests {
     use super::*;
+    use twill_tensor::convert::Scalar;
 
     const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/data/");
 

@@ -4,51 +4,39 @@
 
 use half::bf16;
 
-use crate::convert::Scalar;
+use crate::convert::{bf16_to_f32, f32_to_bf16, Scalar};
 use crate::dtype::DType;
 use crate::storage::{vec_with_capacity, Element, Storage};
 use crate::tensor::{Tensor, TensorError};
 
-fn generic<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Vec<D>, TensorError> {
+/// The general path: every element through `Scalar::cast`.
+fn generic<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Storage, TensorError> {
     let mut out = vec_with_capacity(t.numel());
     for o in t.offsets() {
         let s: Scalar = src[o].to_scalar();
-        out.push(D::from_scalar(s.cast(D::DTYPE)?));
+        let d = s.cast(D::DTYPE)?;
+        out.push(D::from_scalar(d).ok_or_else(|| {
+            TensorError(format!(
+                "internal error: casting to {} gave a {} element",
+                D::DTYPE,
+                d.dtype()
+            ))
+        })?);
     }
-    Ok(out)
+    Ok(D::into_storage(out))
 }
 
-/// f32 → bf16 with one rounding to nearest even, on the f32's bits. Equal
-/// to `narrow(f64::from(x), BF16)` because widening f32 to f64 is exact;
-/// NaN keeps its sign and top payload bits and becomes quiet.
-#[inline]
-pub fn f32_to_bf16(x: f32) -> bf16 {
-    let b = x.to_bits();
-    if x.is_nan() {
-        return bf16::from_bits(((b >> 16) as u16) | 0x0040);
-    }
-    let round = 0x7FFF + ((b >> 16) & 1);
-    bf16::from_bits((b.wrapping_add(round) >> 16) as u16)
-}
-
-/// bf16 → f32 is exact: the bf16 bits are the top half of the f32's.
-#[inline]
-pub fn bf16_to_f32(x: bf16) -> f32 {
-    f32::from_bits(u32::from(x.to_bits()) << 16)
-}
-
-macro_rules! dispatch_dst {
-    ($t:expr, $src:expr, $dtype:expr) => {
-        match $dtype {
-            DType::Bool => Storage::Bool(generic($t, $src)?),
-            DType::I8 => Storage::I8(generic($t, $src)?),
-            DType::I32 => Storage::I32(generic($t, $src)?),
-            DType::Bf16 => Storage::Bf16(generic($t, $src)?),
-            DType::F16 => Storage::F16(generic($t, $src)?),
-            DType::F32 => Storage::F32(generic($t, $src)?),
-            DType::F64 => Storage::F64(generic($t, $src)?),
+impl Tensor {
+    /// The tensor converted to `dtype`, each element rounded once from its
+    /// own value (spec §5.3). Defined here, not in `tensor`, so that the
+    /// tensor type does not depend on the casts built on top of it.
+    pub fn cast(&self, dtype: DType) -> Result<Tensor, TensorError> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
         }
-    };
+        let data = cast_storage(self, dtype)?;
+        Tensor::from_storage(data, self.shape().to_vec())
+    }
 }
 
 /// The elements of `t`, in row-major order, cast to `dtype`.
@@ -70,53 +58,5 @@ pub fn cast_storage(t: &Tensor, dtype: DType) -> Result<Storage, TensorError> {
         }
         _ => {}
     }
-    Ok(match t.storage() {
-        Storage::Bool(v) => dispatch_dst!(t, v, dtype),
-        Storage::I8(v) => dispatch_dst!(t, v, dtype),
-        Storage::I32(v) => dispatch_dst!(t, v, dtype),
-        Storage::Bf16(v) => dispatch_dst!(t, v, dtype),
-        Storage::F16(v) => dispatch_dst!(t, v, dtype),
-        Storage::F32(v) => dispatch_dst!(t, v, dtype),
-        Storage::F64(v) => dispatch_dst!(t, v, dtype),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::convert::{narrow, FloatFormat};
-
-    #[test]
-    fn fast_f32_to_bf16_matches_the_one_rounding_routine() {
-        // Every 2^12-th f32 pattern plus the neighbourhoods of ties.
-        let mut n = 0;
-        for hi in (0u32..=u32::MAX).step_by(4093) {
-            for b in [
-                hi,
-                hi ^ 0x8000,
-                hi | 0x7FFF,
-                (hi & !0xFFFF) | 0x8000,
-                (hi & !0xFFFF) | 0x8001,
-            ] {
-                let x = f32::from_bits(b);
-                let fast = f32_to_bf16(x).to_bits();
-                let slow = narrow(f64::from(x), FloatFormat::BF16) as u16;
-                assert_eq!(fast, slow, "x = {x:e} ({b:#010x})");
-                n += 1;
-            }
-        }
-        assert!(n > 5_000_000);
-    }
-
-    #[test]
-    fn bf16_widening_is_exact() {
-        for b in 0..=u16::MAX {
-            let x = bf16::from_bits(b);
-            let w = bf16_to_f32(x);
-            if w.is_nan() {
-                continue;
-            }
-            assert_eq!(f64::from(w), crate::convert::bf16_bits_to_f64(b));
-        }
-    }
+    crate::dispatch!(in t.storage(), v => crate::dispatch!(dtype, D => generic::<_, D>(t, v)))
 }

@@ -132,7 +132,7 @@ pub fn from_scalars(items: &[Scalar], shape: Vec<usize>, dtype: DType) -> Result
     for s in items {
         cast.push(s.cast(dtype)?);
     }
-    Tensor::from_storage(crate::storage::Storage::from_scalars(dtype, &cast), shape)
+    Tensor::from_storage(crate::storage::Storage::from_scalars(dtype, &cast)?, shape)
 }
 
 #[cfg(test)]

@@ -3,9 +3,12 @@
 //! ([`narrow`]), the exact widening back ([`widen`]), and the scalar cast
 //! between any two dtypes ([`Scalar::cast`]) that spec §5 item 3 defines.
 //! There is one narrowing and one widening routine, parameterised by the
-//! format's exponent and mantissa widths, rather than one per format (seed
+//! format's exponent and mantissa widths ([`FloatFormat`], described once in
+//! `float_format`), rather than one per format (seed
 //! 000, "What is checked, and how"): the rounding step is the hard part and
-//! it should exist, and be tested, once. Every conversion works on the f64's
+//! it should exist, and be tested, once (the bit-level f32 ↔ bf16 shortcuts
+//! the kernels use, [`f32_to_bf16`] and [`bf16_to_f32`], are tested against
+//! it bit for bit). Every conversion works on the f64's
 //! bits with integer arithmetic and never passes through an intermediate
 //! format, because rounding twice (f64 → f32 → bf16) differs from rounding
 //! once on exactly the values that land halfway after the first rounding.
@@ -15,88 +18,14 @@
 
 use std::fmt;
 
+use half::bf16;
+
 use crate::dtype::DType;
 use crate::format::format_number;
 
-/// A binary interchange format narrower than f64: one sign bit, `exp_bits`
-/// of biased exponent and `man_bits` of stored mantissa (the leading one of
-/// a normal number is implicit).
-///
-/// Only the three formats twill stores exist as values. The fields are
-/// private so that no other width can reach [`narrow`] and [`widen`], whose
-/// shifts are valid because each of these formats sits inside f64's normal
-/// range with room to spare.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FloatFormat {
-    exp_bits: u32,
-    man_bits: u32,
-}
+pub use crate::float_format::FloatFormat;
+use crate::float_format::{F64_BIAS, F64_EXP_ALL_ONES, F64_MAN_BITS, F64_MAN_MASK};
 
-impl FloatFormat {
-    /// bfloat16: f32's exponent range with seven stored mantissa bits.
-    pub const BF16: FloatFormat = FloatFormat {
-        exp_bits: 8,
-        man_bits: 7,
-    };
-    /// IEEE binary16.
-    pub const F16: FloatFormat = FloatFormat {
-        exp_bits: 5,
-        man_bits: 10,
-    };
-    /// IEEE binary32.
-    pub const F32: FloatFormat = FloatFormat {
-        exp_bits: 8,
-        man_bits: 23,
-    };
-
-    /// The format a dtype stores its elements in, for the dtypes that narrow
-    /// an f64. f64 itself is the wide format every value passes through, so
-    /// it has none, and neither do the integer kinds.
-    pub fn of(dtype: DType) -> Option<FloatFormat> {
-        match dtype {
-            DType::Bf16 => Some(FloatFormat::BF16),
-            DType::F16 => Some(FloatFormat::F16),
-            DType::F32 => Some(FloatFormat::F32),
-            DType::Bool | DType::I8 | DType::I32 | DType::F64 => None,
-        }
-    }
-
-    pub const fn exp_bits(self) -> u32 {
-        self.exp_bits
-    }
-
-    pub const fn man_bits(self) -> u32 {
-        self.man_bits
-    }
-
-    /// Total width of an encoding, sign included.
-    pub const fn width(self) -> u32 {
-        1 + self.exp_bits + self.man_bits
-    }
-
-    const fn bias(self) -> i32 {
-        (1 << (self.exp_bits - 1)) - 1
-    }
-
-    /// The encoding of +inf: all exponent bits set, mantissa zero.
-    const fn inf_bits(self) -> u32 {
-        ((1 << self.exp_bits) - 1) << self.man_bits
-    }
-
-    const fn sign_bit(self) -> u32 {
-        1 << (self.exp_bits + self.man_bits)
-    }
-
-    /// The top mantissa bit, which marks a NaN as quiet.
-    const fn quiet_bit(self) -> u32 {
-        1 << (self.man_bits - 1)
-    }
-}
-
-const F64_MAN_BITS: u32 = 52;
-const F64_MAN_MASK: u64 = (1 << F64_MAN_BITS) - 1;
-const F64_EXP_ALL_ONES: u64 = 0x7ff;
-const F64_BIAS: i32 = 1023;
 const F64_QUIET_BIT: u64 = 1 << (F64_MAN_BITS - 1);
 
 /// Rounds `x` to the nearest value of `fmt`, ties to even, and returns its
@@ -121,7 +50,7 @@ pub fn narrow(x: f64, fmt: FloatFormat) -> u32 {
     let sign = if bits >> 63 == 1 { fmt.sign_bit() } else { 0 };
     let exp_field = (bits >> F64_MAN_BITS) & F64_EXP_ALL_ONES;
     let man_field = bits & F64_MAN_MASK;
-    let man_bits = fmt.man_bits;
+    let man_bits = fmt.man_bits();
 
     if exp_field == F64_EXP_ALL_ONES {
         if man_field == 0 {
@@ -190,12 +119,12 @@ pub fn narrow(x: f64, fmt: FloatFormat) -> u32 {
 /// [`narrow`], so `narrow(widen(p))` is `p` for every non-NaN `p` and `p`
 /// with its quiet bit set for a NaN.
 pub fn widen(bits: u32, fmt: FloatFormat) -> f64 {
-    let man_bits = fmt.man_bits;
+    let man_bits = fmt.man_bits();
     let sign = if bits & fmt.sign_bit() != 0 { 1u64 << 63 } else { 0 };
-    let exp_field = (bits >> man_bits) & ((1 << fmt.exp_bits) - 1);
+    let exp_field = (bits >> man_bits) & fmt.exp_all_ones();
     let man_field = u64::from(bits & ((1 << man_bits) - 1));
-    let exp_all_ones = (1 << fmt.exp_bits) - 1;
-    let align = F64_MAN_BITS - man_bits;
+    let exp_all_ones = fmt.exp_all_ones();
+    let align = fmt.f64_low_bits();
 
     let out = if exp_field == exp_all_ones {
         let nan = if man_field == 0 {
@@ -251,8 +180,34 @@ pub fn f32_to_f64(x: f32) -> f64 {
     widen(x.to_bits(), FloatFormat::F32)
 }
 
-/// One element of any dtype, in the representation its packed storage will
-/// use: bf16 and f16 as their bit patterns, since Rust has no such types.
+/// bf16 is f32 with the low mantissa bits cut off: this many.
+const BF16_DROPPED: u32 = FloatFormat::F32.man_bits() - FloatFormat::BF16.man_bits();
+/// The quiet bit of a bf16 NaN.
+const BF16_QUIET: u16 = FloatFormat::BF16.quiet_bit() as u16;
+
+/// f32 → bf16 with one rounding to nearest even, on the f32's bits. Equal
+/// to `narrow(f64::from(x), BF16)` because widening f32 to f64 is exact;
+/// NaN keeps its sign and top payload bits and becomes quiet.
+#[inline(always)]
+pub fn f32_to_bf16(x: f32) -> bf16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return bf16::from_bits(((b >> BF16_DROPPED) as u16) | BF16_QUIET);
+    }
+    let half = (1 << (BF16_DROPPED - 1)) - 1;
+    let round = half + ((b >> BF16_DROPPED) & 1);
+    bf16::from_bits((b.wrapping_add(round) >> BF16_DROPPED) as u16)
+}
+
+/// bf16 → f32 is exact: the bf16 bits are the top half of the f32's.
+/// Written as a shift so that it vectorises.
+#[inline(always)]
+pub fn bf16_to_f32(x: bf16) -> f32 {
+    f32::from_bits(u32::from(x.to_bits()) << BF16_DROPPED)
+}
+
+/// One element of any dtype, in the representation its packed storage
+/// uses: bf16 and f16 as their bit patterns, since Rust has no such types.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
     Bool(bool),
@@ -497,5 +452,39 @@ mod tests {
         let snan = f64::from_bits(0xfff0_0000_0000_0001);
         assert_eq!(narrow(snan, FloatFormat::BF16), 0xffc0);
         assert_eq!(widen(0x7c01, FloatFormat::F16).to_bits(), 0x7ff8_0400_0000_0000);
+    }
+
+    #[test]
+    fn fast_f32_to_bf16_matches_the_one_rounding_routine() {
+        // Every 2^12-th f32 pattern plus the neighbourhoods of ties.
+        let mut n = 0;
+        for hi in (0u32..=u32::MAX).step_by(4093) {
+            for b in [
+                hi,
+                hi ^ 0x8000,
+                hi | 0x7FFF,
+                (hi & !0xFFFF) | 0x8000,
+                (hi & !0xFFFF) | 0x8001,
+            ] {
+                let x = f32::from_bits(b);
+                let fast = f32_to_bf16(x).to_bits();
+                let slow = narrow(f64::from(x), FloatFormat::BF16) as u16;
+                assert_eq!(fast, slow, "x = {x:e} ({b:#010x})");
+                n += 1;
+            }
+        }
+        assert!(n > 5_000_000);
+    }
+
+    #[test]
+    fn bf16_widening_is_exact() {
+        for b in 0..=u16::MAX {
+            let x = bf16::from_bits(b);
+            let w = bf16_to_f32(x);
+            if w.is_nan() {
+                continue;
+            }
+            assert_eq!(f64::from(w), bf16_bits_to_f64(b));
+        }
     }
 }

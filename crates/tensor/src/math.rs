@@ -1,7 +1,7 @@
 //! The one implementation of every transcendental function, in f64. It is
 //! `libm` (a pure-Rust port of musl's libm), not the platform's C library,
-//! so every platform computes the same bits (spec §5.6). Host scalars and,
-//! later, tensor kernels both call these.
+//! so every platform computes the same bits (spec §5.6). Host scalars and
+//! the tensor kernels both call these.
 
 pub fn exp(x: f64) -> f64 {
     libm::exp(x)

@@ -12,54 +12,9 @@
 
 use num_bigint::BigUint;
 
-use crate::format::{layout_ecmascript, Decimal};
-
-/// A binary float format: one sign bit, `exp_bits` of biased exponent, and
-/// `man_bits` of stored fraction, IEEE 754 style (subnormals, infinities,
-/// NaNs). Fields are private so every value is a format the algorithm has
-/// been validated on; build one with the constants or [`FloatFormat::new`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FloatFormat {
-    exp_bits: u32,
-    man_bits: u32,
-}
-
-impl FloatFormat {
-    /// bfloat16: f32's exponent range with 8 significant bits.
-    pub const BF16: Self = Self {
-        exp_bits: 8,
-        man_bits: 7,
-    };
-    /// IEEE binary16.
-    pub const F16: Self = Self {
-        exp_bits: 5,
-        man_bits: 10,
-    };
-    /// IEEE binary32.
-    pub const F32: Self = Self {
-        exp_bits: 8,
-        man_bits: 23,
-    };
-
-    /// A format with the given field widths, if it fits in 32 bits and has
-    /// room for normal numbers (at least two exponent bits) and at least one
-    /// fraction bit; tiny formats are useful for exhaustive tests. Exponent
-    /// fields are capped at f64's 11 bits because the exact arithmetic grows
-    /// with the exponent range (5^1074 is already 2,500 bits); a wider field
-    /// would let one call take unbounded time and memory.
-    pub const fn new(exp_bits: u32, man_bits: u32) -> Option<Self> {
-        if exp_bits >= 2 && exp_bits <= 11 && man_bits >= 1 && 1 + exp_bits + man_bits <= 32 {
-            Some(Self { exp_bits, man_bits })
-        } else {
-            None
-        }
-    }
-
-    /// Total width in bits, sign included.
-    pub const fn width(self) -> u32 {
-        1 + self.exp_bits + self.man_bits
-    }
-}
+use crate::decimal::{layout_ecmascript, Decimal};
+pub use crate::float_format::FloatFormat;
+use crate::float_format::{F64_BIAS, F64_EXP_ALL_ONES, F64_MAN_BITS, F64_MAN_MASK};
 
 /// What a bit pattern holds, with finite nonzero values as `m · 2^e`.
 enum Decoded {
@@ -82,14 +37,14 @@ enum Decoded {
 }
 
 fn decode(bits: u32, format: FloatFormat) -> Decoded {
-    let FloatFormat { exp_bits, man_bits } = format;
-    let exp_mask = (1u32 << exp_bits) - 1;
-    let negative = (bits >> (exp_bits + man_bits)) & 1 == 1;
+    let man_bits = format.man_bits();
+    let exp_mask = format.exp_all_ones();
+    let negative = bits & format.sign_bit() != 0;
     let field = (bits >> man_bits) & exp_mask;
     let fraction = u64::from(bits & ((1u32 << man_bits) - 1));
-    // i32 throughout: exponents of formats up to 11 exponent bits and 30
+    // i32 throughout: exponents of formats up to 10 exponent bits and 29
     // fraction bits stay far inside its range.
-    let bias = (1i32 << (exp_bits - 1)) - 1;
+    let bias = format.bias();
     let man = man_bits as i32;
     if field == exp_mask {
         return if fraction == 0 {
@@ -124,7 +79,7 @@ fn decode(bits: u32, format: FloatFormat) -> Decoded {
 /// decimal in ECMAScript notation. Bits above the format's width are
 /// ignored, so any `u32` is accepted.
 pub fn shortest_decimal(bits: u32, format: FloatFormat) -> String {
-    let bits = mask(bits, format);
+    let bits = format.mask(bits);
     match decode(bits, format) {
         Decoded::Nan => "nan".to_owned(),
         Decoded::Infinite { negative } => if negative { "-inf" } else { "inf" }.to_owned(),
@@ -145,7 +100,7 @@ pub fn shortest_decimal(bits: u32, format: FloatFormat) -> String {
 /// `None` for NaN and infinities, a single `0` for zeros. Exposed so tests
 /// can compare digits with other shortest-printing implementations.
 pub fn shortest_parts(bits: u32, format: FloatFormat) -> Option<Decimal> {
-    match decode(mask(bits, format), format) {
+    match decode(format.mask(bits), format) {
         Decoded::Nan | Decoded::Infinite { .. } => None,
         Decoded::Zero { .. } => Some(Decimal {
             digits: b"0".to_vec(),
@@ -167,12 +122,13 @@ pub fn shortest_f64_parts(x: f64) -> Option<Decimal> {
         return None;
     }
     let bits = x.to_bits();
-    let field = ((bits >> 52) & 0x7FF) as i32;
-    let fraction = bits & ((1u64 << 52) - 1);
+    let field = ((bits >> F64_MAN_BITS) & F64_EXP_ALL_ONES) as i32;
+    let fraction = bits & F64_MAN_MASK;
+    let man = F64_MAN_BITS as i32;
     let (m, e) = if field == 0 {
-        (fraction, -1074)
+        (fraction, 1 - F64_BIAS - man)
     } else {
-        (fraction | (1u64 << 52), field - 1075)
+        (fraction | (1u64 << F64_MAN_BITS), field - F64_BIAS - man)
     };
     // At a power of two the gap to the next value below is half the gap
     // above (except at the smallest normal, whose neighbour below is the
@@ -194,13 +150,6 @@ pub fn format_f16(bits: u16) -> String {
 /// Formats an f32 element.
 pub fn format_f32(x: f32) -> String {
     shortest_decimal(x.to_bits(), FloatFormat::F32)
-}
-
-fn mask(bits: u32, format: FloatFormat) -> u32 {
-    match format.width() {
-        32 => bits,
-        w => bits & ((1u32 << w) - 1),
-    }
 }
 
 /// The rule for a positive finite `v = m · 2^e` (m ≥ 1).
@@ -307,14 +256,6 @@ mod tests {
         assert_eq!(shortest_decimal(0b001111, tiny), "1.8");
         // 1.5 = 0b1.10: interval [1.375, 1.625] holds 1.5 but neither 1 nor 2.
         assert_eq!(shortest_decimal(0b001110, tiny), "1.5");
-    }
-
-    #[test]
-    fn formats_are_validated() {
-        assert_eq!(FloatFormat::new(8, 23), Some(FloatFormat::F32));
-        assert_eq!(FloatFormat::new(1, 10), None);
-        assert_eq!(FloatFormat::new(8, 0), None);
-        assert_eq!(FloatFormat::new(11, 21), None);
     }
 
     #[test]

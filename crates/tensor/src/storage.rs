@@ -1,97 +1,237 @@
 //! Packed element storage: one `Vec` of the dtype's own width per tensor
-//! (bool and i8 one byte, bf16 and f16 two, i32 and f32 four, f64 eight),
-//! and the `Element` trait that lets a kernel be written once over all seven
-//! element types and dispatched by one `match` per arity.
+//! (bool and i8 one byte, bf16 and f16 two, i32 and f32 four, f64 eight);
+//! the [`Element`] / [`Accumulate`] trait pair that lets a kernel be written
+//! once over all seven element types and the three accumulation types; and
+//! [`dispatch!`](crate::dispatch), the one `match` that picks the element
+//! type at run time.
 //!
 //! The buffer invariant of seed 000 — every element is a value representable
 //! in the tensor's dtype — holds by construction: the storage *is* the
-//! dtype's encoding, and every way into it (`Element::from_scalar`, the
-//! casts of `convert`) rounds once to that encoding.
+//! dtype's encoding, and every way into it (`Element::from_scalar`,
+//! `Element::from_f64`, the casts of `convert`) rounds once to that encoding.
+//! A scalar of the wrong dtype is refused (an error), never stored as zero.
 
-use half::{bf16, f16};
+pub use half::{bf16, f16};
 
-use crate::convert::Scalar;
+use crate::convert::{bf16_bits_to_f64, f16_bits_to_f64, f64_to_bf16_bits, f64_to_f16_bits, Scalar};
 use crate::dtype::DType;
+use crate::error::{AllocError, TensorError};
 
-/// One element type of packed storage.
+/// One element type of packed storage, and the facts about it every kernel
+/// needs: its dtype, its exact value, its one rounding from an f64, and the
+/// type it accumulates in.
 pub trait Element: Copy + PartialEq + Send + Sync + 'static {
     const DTYPE: DType;
+    /// The type reductions and contractions of this element accumulate in:
+    /// the element type of `promote::accumulation_dtype(Self::DTYPE)` (a
+    /// test checks that the two agree for every dtype).
+    type Acc: Accumulate;
     /// The element as the dtype-tagged scalar the casts work on.
     fn to_scalar(self) -> Scalar;
-    /// The element of this type holding `s`; `s` must already be of this
-    /// dtype (callers cast first), otherwise the zero element is returned.
-    fn from_scalar(s: Scalar) -> Self;
+    /// The element holding `s`, or `None` when `s` is of another dtype
+    /// (callers cast first; a mismatch is a bug to report, not to paper
+    /// over with a zero).
+    fn from_scalar(s: Scalar) -> Option<Self>;
+    /// The element whose storage bits are the low bits of `bits`, as
+    /// [`Scalar::from_bits`] reads them.
+    fn from_raw_bits(bits: u64) -> Self;
     /// The exact value as an f64 (every dtype's values are f64 values).
     fn to_f64(self) -> f64;
+    /// `x` rounded once into this type: to nearest, ties to even, for the
+    /// floats (a NaN's payload is the platform's for f32, the documented
+    /// one of `convert::narrow` for bf16 and f16); for the integer types,
+    /// which kernels only hand exact in-range integers, Rust's `as`; for
+    /// bool, `x != 0`.
+    fn from_f64(x: f64) -> Self;
+    /// The element widened exactly into its accumulation type.
+    fn widen(self) -> Self::Acc;
     fn slice(s: &Storage) -> Option<&[Self]>;
     fn into_storage(v: Vec<Self>) -> Storage;
 }
 
+/// An accumulation type (f32, f64, i32), which accumulates in itself. Each
+/// method is one operation in the type itself, so a chain of them rounds at
+/// every step exactly as the spec's `acc_add` (and, for `mul_add`, the
+/// contraction step of spec §5.4) does; i32 wraps.
+pub trait Accumulate: Element<Acc = Self> + PartialOrd + std::fmt::Debug {
+    const ZERO: Self;
+    const ONE: Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// One contraction step `self ⊕ a·b`: the product rounded together
+    /// with the add where the type allows (an f32 fused multiply-add, which
+    /// is also the exact-product sum that bf16 and f16 operands need, since
+    /// the product of two 8- or 11-bit significands fits f32 exactly); for
+    /// f64 a rounded product, then a rounded add (spec §5.4); wrapping i32.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+/// Writes the `Element` impl of one element type from its parts.
 macro_rules! element {
-    ($t:ty, $dt:ident, $var:ident, |$x:ident| $to_scalar:expr, |$s:ident| $from:expr, |$y:ident| $to_f64:expr) => {
+    ($t:ty, $dt:ident, acc $acc:ty,
+     to_scalar |$x:ident| $to_scalar:expr,
+     from_bits |$b:ident| $from_bits:expr,
+     to_f64 |$y:ident| $to_f64:expr,
+     from_f64 |$z:ident| $from_f64:expr,
+     widen |$w:ident| $widen:expr,
+     scalar $sv:ident => $from_scalar:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$dt;
+            type Acc = $acc;
+            #[inline(always)]
             fn to_scalar(self) -> Scalar {
                 let $x = self;
                 $to_scalar
             }
-            fn from_scalar(s: Scalar) -> Self {
+            #[inline(always)]
+            fn from_scalar(s: Scalar) -> Option<Self> {
                 match s {
-                    Scalar::$var($s) => $from,
-                    _ => Self::from_scalar_zero(),
+                    Scalar::$dt($sv) => Some($from_scalar),
+                    _ => None,
                 }
             }
+            #[inline(always)]
+            fn from_raw_bits(bits: u64) -> Self {
+                let $b = bits;
+                $from_bits
+            }
+            #[inline(always)]
             fn to_f64(self) -> f64 {
                 let $y = self;
                 $to_f64
             }
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                let $z = x;
+                $from_f64
+            }
+            #[inline(always)]
+            fn widen(self) -> $acc {
+                let $w = self;
+                $widen
+            }
             fn slice(s: &Storage) -> Option<&[Self]> {
                 match s {
-                    Storage::$var(v) => Some(v),
+                    Storage::$dt(v) => Some(v),
                     _ => None,
                 }
             }
             fn into_storage(v: Vec<Self>) -> Storage {
-                Storage::$var(v)
+                Storage::$dt(v)
             }
         }
     };
 }
 
-/// The zero of each element type (all-zero bits), used as a safe fallback.
-trait ZeroElement {
-    fn from_scalar_zero() -> Self;
-}
-macro_rules! zero {
-    ($($t:ty => $z:expr),*) => { $(impl ZeroElement for $t { fn from_scalar_zero() -> Self { $z } })* };
-}
-zero!(bool => false, i8 => 0, i32 => 0, bf16 => bf16::from_bits(0), f16 => f16::from_bits(0), f32 => 0.0, f64 => 0.0);
+element!(bool, Bool, acc i32,
+    to_scalar |x| Scalar::Bool(x),
+    from_bits |b| b as u8 != 0,
+    to_f64 |y| if y { 1.0 } else { 0.0 },
+    from_f64 |z| z != 0.0,
+    widen |w| i32::from(w),
+    scalar v => v);
+element!(i8, I8, acc i32,
+    to_scalar |x| Scalar::I8(x),
+    from_bits |b| b as u8 as i8,
+    to_f64 |y| f64::from(y),
+    from_f64 |z| z as i8,
+    widen |w| i32::from(w),
+    scalar v => v);
+element!(i32, I32, acc i32,
+    to_scalar |x| Scalar::I32(x),
+    from_bits |b| b as u32 as i32,
+    to_f64 |y| f64::from(y),
+    from_f64 |z| z as i32,
+    widen |w| w,
+    scalar v => v);
+element!(bf16, Bf16, acc f32,
+    to_scalar |x| Scalar::Bf16(x.to_bits()),
+    from_bits |b| bf16::from_bits(b as u16),
+    to_f64 |y| bf16_bits_to_f64(y.to_bits()),
+    from_f64 |z| bf16::from_bits(f64_to_bf16_bits(z)),
+    // Exact, and a shift, so that it vectorises.
+    widen |w| crate::convert::bf16_to_f32(w),
+    scalar v => bf16::from_bits(v));
+element!(f16, F16, acc f32,
+    to_scalar |x| Scalar::F16(x.to_bits()),
+    from_bits |b| f16::from_bits(b as u16),
+    to_f64 |y| f16_bits_to_f64(y.to_bits()),
+    from_f64 |z| f16::from_bits(f64_to_f16_bits(z)),
+    // Exact: every f16 is an f32 value.
+    widen |w| w.to_f32(),
+    scalar v => f16::from_bits(v));
+element!(f32, F32, acc f32,
+    to_scalar |x| Scalar::F32(x),
+    from_bits |b| f32::from_bits(b as u32),
+    to_f64 |y| f64::from(y),
+    // `as` rounds to nearest, ties to even, overflowing to ±inf: the single
+    // rounding of `convert::narrow`, which only differs in the payload it
+    // gives a NaN (and any NaN is a NaN result).
+    from_f64 |z| z as f32,
+    widen |w| w,
+    scalar v => v);
+element!(f64, F64, acc f64,
+    to_scalar |x| Scalar::F64(x),
+    from_bits |b| f64::from_bits(b),
+    to_f64 |y| y,
+    from_f64 |z| z,
+    widen |w| w,
+    scalar v => v);
 
-element!(bool, Bool, Bool, |x| Scalar::Bool(x), |b| b, |y| if y {
-    1.0
-} else {
-    0.0
-});
-element!(i8, I8, I8, |x| Scalar::I8(x), |i| i, |y| f64::from(y));
-element!(i32, I32, I32, |x| Scalar::I32(x), |i| i, |y| f64::from(y));
-element!(
-    bf16,
-    Bf16,
-    Bf16,
-    |x| Scalar::Bf16(x.to_bits()),
-    |b| bf16::from_bits(b),
-    |y| crate::convert::bf16_bits_to_f64(y.to_bits())
-);
-element!(
-    f16,
-    F16,
-    F16,
-    |x| Scalar::F16(x.to_bits()),
-    |b| f16::from_bits(b),
-    |y| crate::convert::f16_bits_to_f64(y.to_bits())
-);
-element!(f32, F32, F32, |x| Scalar::F32(x), |v| v, |y| f64::from(y));
-element!(f64, F64, F64, |x| Scalar::F64(x), |v| v, |y| y);
+impl Accumulate for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    #[inline(always)]
+    fn add(self, o: f32) -> f32 {
+        self + o
+    }
+    #[inline(always)]
+    fn mul(self, o: f32) -> f32 {
+        self * o
+    }
+    #[inline(always)]
+    fn mul_add(self, a: f32, b: f32) -> f32 {
+        // Correctly rounded everywhere: an FMA instruction where the target
+        // has one, libm's exact software fma otherwise.
+        a.mul_add(b, self)
+    }
+}
+
+impl Accumulate for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    #[inline(always)]
+    fn add(self, o: f64) -> f64 {
+        self + o
+    }
+    #[inline(always)]
+    fn mul(self, o: f64) -> f64 {
+        self * o
+    }
+    #[inline(always)]
+    fn mul_add(self, a: f64, b: f64) -> f64 {
+        // Two roundings on purpose (spec §5.4): Rust never contracts this
+        // into an FMA.
+        self + a * b
+    }
+}
+
+impl Accumulate for i32 {
+    const ZERO: i32 = 0;
+    const ONE: i32 = 1;
+    #[inline(always)]
+    fn add(self, o: i32) -> i32 {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn mul(self, o: i32) -> i32 {
+        self.wrapping_mul(o)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: i32, b: i32) -> i32 {
+        self.wrapping_add(a.wrapping_mul(b))
+    }
+}
 
 /// A tensor's elements, packed at their dtype's width.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,12 +245,18 @@ pub enum Storage {
     F64(Vec<f64>),
 }
 
-/// Runs `$body` with `$v` bound to the storage's `Vec` (as `&Vec<T>` or
-/// whatever `$s` yields), for each of the seven element types: the one
-/// place a kernel's dtype dispatch is written.
+/// The one dtype dispatch of the crate: a `match` over the seven element
+/// types, with the body written once and compiled for each.
+///
+/// * `dispatch!(dtype, T => body)` runs `body` with the type `T` naming the
+///   element type of `dtype` (a `DType`); `<T as Element>::Acc` is then its
+///   accumulation type.
+/// * `dispatch!(in storage, v => body)` runs `body` with `v` bound to the
+///   storage's `Vec` (as whatever `storage` yields: `&Vec<T>`, `&mut
+///   Vec<T>`, `Vec<T>`).
 #[macro_export]
-macro_rules! with_storage {
-    ($s:expr, $v:ident => $body:expr) => {
+macro_rules! dispatch {
+    (in $s:expr, $v:ident => $body:expr) => {
         match $s {
             $crate::storage::Storage::Bool($v) => $body,
             $crate::storage::Storage::I8($v) => $body,
@@ -121,20 +267,50 @@ macro_rules! with_storage {
             $crate::storage::Storage::F64($v) => $body,
         }
     };
-}
-
-/// Why storage could not be made.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AllocError {
-    pub elements: usize,
-    pub dtype: DType,
+    ($dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            $crate::dtype::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::dtype::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::dtype::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::dtype::DType::Bf16 => {
+                type $T = $crate::storage::bf16;
+                $body
+            }
+            $crate::dtype::DType::F16 => {
+                type $T = $crate::storage::f16;
+                $body
+            }
+            $crate::dtype::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::dtype::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
 }
 
 /// Buffers at least this large ask the kernel for transparent huge pages:
 /// a fresh buffer is otherwise faulted in 4 KiB at a time, which costs more
 /// than the work of a fast kernel that fills it (NumPy does the same).
+#[cfg(target_os = "linux")]
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 
+/// Asks Linux to back the whole pages of a buffer with huge pages. Only a
+/// hint: elsewhere there is no portable equivalent, and the buffer works
+/// the same without it.
+#[cfg(target_os = "linux")]
 fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
     if bytes < HUGE_PAGE_THRESHOLD {
         return;
@@ -153,6 +329,9 @@ fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
     }
 }
 
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_ptr: *mut u8, _bytes: usize) {}
+
 /// An empty vector with room for `n` elements, backed by huge pages when
 /// large. Kernels fill it with `extend`/`push`.
 pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
@@ -164,7 +343,7 @@ pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
 /// A zero-filled vector obtained from the allocator's zeroed memory, so a
 /// large tensor of zeros costs address space, not resident memory, until it
 /// is written; and a failed allocation is an error, not an abort.
-fn try_zeroed<T: Element>(n: usize) -> Result<Vec<T>, AllocError> {
+pub(crate) fn try_zeroed<T: Element>(n: usize) -> Result<Vec<T>, AllocError> {
     let err = || AllocError {
         elements: n,
         dtype: T::DTYPE,
@@ -188,6 +367,15 @@ fn try_zeroed<T: Element>(n: usize) -> Result<Vec<T>, AllocError> {
     }
 }
 
+/// `n` copies of `x`, zero bits straight from the allocator.
+fn fill<T: Element>(n: usize, x: T) -> Result<Storage, AllocError> {
+    let mut v: Vec<T> = try_zeroed(n)?;
+    if x.to_scalar().to_bits() != 0 {
+        v.fill(x);
+    }
+    Ok(T::into_storage(v))
+}
+
 impl Storage {
     pub fn dtype(&self) -> DType {
         match self {
@@ -202,7 +390,7 @@ impl Storage {
     }
 
     pub fn len(&self) -> usize {
-        with_storage!(self, v => v.len())
+        crate::dispatch!(in self, v => v.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -211,61 +399,99 @@ impl Storage {
 
     /// `n` zeros of `dtype`.
     pub fn zeros(dtype: DType, n: usize) -> Result<Storage, AllocError> {
-        Ok(match dtype {
-            DType::Bool => Storage::Bool(try_zeroed(n)?),
-            DType::I8 => Storage::I8(try_zeroed(n)?),
-            DType::I32 => Storage::I32(try_zeroed(n)?),
-            DType::Bf16 => Storage::Bf16(try_zeroed(n)?),
-            DType::F16 => Storage::F16(try_zeroed(n)?),
-            DType::F32 => Storage::F32(try_zeroed(n)?),
-            DType::F64 => Storage::F64(try_zeroed(n)?),
-        })
+        crate::dispatch!(dtype, T => Ok(T::into_storage(try_zeroed::<T>(n)?)))
     }
 
-    /// `n` copies of `s`, which must already be of `dtype`.
-    pub fn filled(dtype: DType, n: usize, s: Scalar) -> Result<Storage, AllocError> {
-        fn fill<T: Element>(n: usize, s: Scalar) -> Result<Storage, AllocError> {
-            let x = T::from_scalar(s);
-            let mut v: Vec<T> = try_zeroed(n)?;
-            if x.to_scalar().to_bits() != 0 {
-                v.fill(x);
-            }
-            Ok(T::into_storage(v))
-        }
-        match dtype {
-            DType::Bool => fill::<bool>(n, s),
-            DType::I8 => fill::<i8>(n, s),
-            DType::I32 => fill::<i32>(n, s),
-            DType::Bf16 => fill::<bf16>(n, s),
-            DType::F16 => fill::<f16>(n, s),
-            DType::F32 => fill::<f32>(n, s),
-            DType::F64 => fill::<f64>(n, s),
+    /// `n` copies of `s`, in `s`'s own dtype.
+    pub fn filled(n: usize, s: Scalar) -> Result<Storage, AllocError> {
+        match s {
+            Scalar::Bool(x) => fill(n, x),
+            Scalar::I8(x) => fill(n, x),
+            Scalar::I32(x) => fill(n, x),
+            Scalar::Bf16(bits) => fill(n, bf16::from_bits(bits)),
+            Scalar::F16(bits) => fill(n, f16::from_bits(bits)),
+            Scalar::F32(x) => fill(n, x),
+            Scalar::F64(x) => fill(n, x),
         }
     }
 
     /// The element at a flat index, as a scalar.
     pub fn get(&self, i: usize) -> Option<Scalar> {
-        with_storage!(self, v => v.get(i).map(|x| x.to_scalar()))
+        crate::dispatch!(in self, v => v.get(i).map(|x| x.to_scalar()))
     }
 
-    /// Storage built from scalars that are already of `dtype`.
-    pub fn from_scalars(dtype: DType, items: &[Scalar]) -> Storage {
-        fn build<T: Element>(items: &[Scalar]) -> Storage {
-            T::into_storage(items.iter().map(|s| T::from_scalar(*s)).collect())
-        }
-        match dtype {
-            DType::Bool => build::<bool>(items),
-            DType::I8 => build::<i8>(items),
-            DType::I32 => build::<i32>(items),
-            DType::Bf16 => build::<bf16>(items),
-            DType::F16 => build::<f16>(items),
-            DType::F32 => build::<f32>(items),
-            DType::F64 => build::<f64>(items),
+    /// Storage of `dtype` built from scalars, which must already be of
+    /// `dtype` (cast them first); one of another dtype is an error.
+    pub fn from_scalars(dtype: DType, items: &[Scalar]) -> Result<Storage, TensorError> {
+        crate::dispatch!(dtype, T => {
+            let mut out: Vec<T> = vec_with_capacity(items.len());
+            for &s in items {
+                out.push(T::from_scalar(s).ok_or_else(|| {
+                    TensorError(format!(
+                        "internal error: a {} element cannot be stored in a {dtype} tensor",
+                        s.dtype()
+                    ))
+                })?);
+            }
+            Ok(T::into_storage(out))
+        })
+    }
+
+    /// Storage holding the one element `s`, in its own dtype.
+    pub fn of_scalar(s: Scalar) -> Storage {
+        match s {
+            Scalar::Bool(x) => Storage::Bool(vec![x]),
+            Scalar::I8(x) => Storage::I8(vec![x]),
+            Scalar::I32(x) => Storage::I32(vec![x]),
+            Scalar::Bf16(bits) => Storage::Bf16(vec![bf16::from_bits(bits)]),
+            Scalar::F16(bits) => Storage::F16(vec![f16::from_bits(bits)]),
+            Scalar::F32(x) => Storage::F32(vec![x]),
+            Scalar::F64(x) => Storage::F64(vec![x]),
         }
     }
 
     /// Bytes the elements occupy.
     pub fn nbytes(&self) -> usize {
         self.len() * self.dtype().size_in_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::promote::accumulation_dtype;
+
+    /// `Element::Acc` — what every kernel accumulates in — is the dtype
+    /// rule `accumulation_dtype` that the checker and the docs state.
+    #[test]
+    fn accumulation_type_agrees_with_the_dtype_rule() {
+        fn acc_dtype<T: Element>() -> DType {
+            <T::Acc as Element>::DTYPE
+        }
+        for d in DType::ALL {
+            let acc = crate::dispatch!(d, T => acc_dtype::<T>());
+            assert_eq!(acc, accumulation_dtype(d), "{d}");
+            // Each accumulation type accumulates in itself.
+            assert_eq!(accumulation_dtype(acc), acc, "{d}");
+        }
+    }
+
+    #[test]
+    fn scalars_of_another_dtype_are_refused() {
+        assert!(Storage::from_scalars(DType::F32, &[Scalar::F64(1.0)]).is_err());
+        assert_eq!(
+            Storage::from_scalars(DType::I8, &[Scalar::I8(-3)]),
+            Ok(Storage::I8(vec![-3]))
+        );
+        assert_eq!(bool::from_scalar(Scalar::I8(1)), None);
+    }
+
+    #[test]
+    fn bits_round_trip_through_every_element_type() {
+        for d in DType::ALL {
+            let s = Scalar::from_bits(d, 0x3c01);
+            let back = crate::dispatch!(d, T => T::from_raw_bits(s.to_bits()).to_scalar());
+            assert_eq!(back.to_bits(), s.to_bits(), "{d}");
+        }
     }
 }

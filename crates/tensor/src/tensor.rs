@@ -9,37 +9,10 @@
 
 use std::rc::Rc;
 
-use crate::convert::{CastError, Scalar};
+use crate::convert::Scalar;
 use crate::dtype::DType;
-use crate::storage::{AllocError, Element, Storage};
-use crate::with_storage;
-
-/// A failure a user can cause: the message names what was wrong.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TensorError(pub String);
-
-impl std::fmt::Display for TensorError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<CastError> for TensorError {
-    fn from(e: CastError) -> Self {
-        TensorError(e.to_string())
-    }
-}
-
-impl From<AllocError> for TensorError {
-    fn from(e: AllocError) -> Self {
-        TensorError(format!(
-            "cannot allocate a tensor of {} {} elements ({:.1} GB): out of memory",
-            e.elements,
-            e.dtype,
-            e.elements as f64 * e.dtype.size_in_bytes() as f64 / 1e9
-        ))
-    }
-}
+pub use crate::error::TensorError;
+use crate::storage::{Element, Storage};
 
 /// The broadcast of two shapes (NumPy rules), or an error naming both.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>, TensorError> {
@@ -73,13 +46,6 @@ pub fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, TensorError> {
         )));
     }
     Ok(a as usize)
-}
-
-/// Rounds f64 values once into `dtype` and packs them (the "compute in f64,
-/// round once to the result dtype" of seed 000).
-pub fn from_f64_rounded(values: Vec<f64>, shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
-    let t = Tensor::from_vec(values, shape)?;
-    t.cast(dtype)
 }
 
 /// Shapes print as NumPy's tuples do, but with brackets: `[2, 3]`.
@@ -144,7 +110,7 @@ impl Tensor {
     /// A rank-0 tensor holding one element.
     pub fn scalar(s: Scalar) -> Tensor {
         Tensor {
-            data: Rc::new(Storage::from_scalars(s.dtype(), &[s])),
+            data: Rc::new(Storage::of_scalar(s)),
             shape: Vec::new(),
             strides: Vec::new(),
             offset: 0,
@@ -164,7 +130,7 @@ impl Tensor {
     pub fn full(shape: Vec<usize>, value: Scalar, dtype: DType) -> Result<Tensor, TensorError> {
         let n = numel_of(&shape)?;
         let v = value.cast(dtype)?;
-        Tensor::from_storage(Storage::filled(dtype, n, v)?, shape)
+        Tensor::from_storage(Storage::filled(n, v)?, shape)
     }
 
     pub fn dtype(&self) -> DType {
@@ -231,7 +197,7 @@ impl Tensor {
         if self.is_contiguous() {
             return (*self.data).clone();
         }
-        with_storage!(&*self.data, v => {
+        crate::dispatch!(in &*self.data, v => {
             let out: Vec<_> = self.offsets().map(|o| v[o]).collect();
             Element::into_storage(out)
         })
@@ -248,16 +214,6 @@ impl Tensor {
             shape: self.shape.clone(),
             offset: 0,
         }
-    }
-
-    /// The tensor converted to `dtype`, each element rounded once from its
-    /// own value (spec §5.3).
-    pub fn cast(&self, dtype: DType) -> Result<Tensor, TensorError> {
-        if dtype == self.dtype() {
-            return Ok(self.clone());
-        }
-        let data = crate::cast::cast_storage(self, dtype)?;
-        Tensor::from_storage(data, self.shape.clone())
     }
 
     /// The single element of a one-element tensor.
@@ -378,7 +334,7 @@ impl Tensor {
         if let Some(v) = self.as_slice::<f64>() {
             return v.to_vec();
         }
-        with_storage!(&*self.data, v => self.offsets().map(|o| v[o].to_f64()).collect())
+        crate::dispatch!(in &*self.data, v => self.offsets().map(|o| v[o].to_f64()).collect())
     }
 
     /// All axes reversed (`x.T`): a view.

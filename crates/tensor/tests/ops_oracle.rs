@@ -56,7 +56,11 @@ fn parse_tensor(j: &J) -> Tensor {
             )
         })
         .collect();
-    Tensor::from_storage(Storage::from_scalars(dt, &bits), shape).expect("valid tensor")
+    Tensor::from_storage(
+        Storage::from_scalars(dt, &bits).expect("scalars of the dtype"),
+        shape,
+    )
+    .expect("valid tensor")
 }
 
 fn parse_arg(j: &J) -> Arg {

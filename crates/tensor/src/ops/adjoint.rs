@@ -6,7 +6,7 @@
 //! Both scatter a float cotangent into a zero tensor, where several source
 //! elements may land on one output element. Each addition is computed in
 //! f64 and rounded once to the result dtype as it is done (the same single
-//! rounding as every kernel, through [`Store`]), and the additions into an
+//! rounding as every kernel, through `Element::from_f64`), and the additions into an
 //! output element happen in ascending row-major order of the source
 //! position, so the result is deterministic bit for bit. Indices are read
 //! and validated by the same routine as `index_select` and `gather`, so the
@@ -16,10 +16,10 @@
 
 use half::{bf16, f16};
 
-use super::reduce::Store;
 use super::shape::{index_values, packed};
 use crate::dtype::DType;
-use crate::storage::AllocError;
+use crate::error::AllocError;
+use crate::storage::Element;
 use crate::tensor::{numel_of, shape_str, Tensor, TensorError};
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
@@ -198,7 +198,12 @@ fn accumulate(
     }
 }
 
-fn add_runs<T: Store>(src: &Tensor, n: usize, shape: Vec<usize>, walk: Walk) -> Result<Tensor, TensorError> {
+fn add_runs<T: Element>(
+    src: &Tensor,
+    n: usize,
+    shape: Vec<usize>,
+    walk: Walk,
+) -> Result<Tensor, TensorError> {
     let internal = || TensorError("internal: an adjoint index left its storage".into());
     let from = src.as_slice::<T>().ok_or_else(internal)?;
     let mut out: Vec<T> = Vec::new();
@@ -208,7 +213,7 @@ fn add_runs<T: Store>(src: &Tensor, n: usize, shape: Vec<usize>, walk: Walk) -> 
             dtype: T::DTYPE,
         })
     })?;
-    out.resize(n, T::store(0.0));
+    out.resize(n, T::from_f64(0.0));
     let mut outside = false;
     walk(&mut |f, t, len| {
         match (from.get(f..f + len), out.get_mut(t..t + len)) {
@@ -217,7 +222,7 @@ fn add_runs<T: Store>(src: &Tensor, n: usize, shape: Vec<usize>, walk: Walk) -> 
                     // Exact in f64 (both are values of a narrower or equal
                     // format), then one rounding to the dtype: the per-add
                     // rounding of an accumulation in the dtype itself.
-                    *o = T::store(o.to_f64() + x.to_f64());
+                    *o = T::from_f64(o.to_f64() + x.to_f64());
                 }
             }
             _ => outside = true,

@@ -6,7 +6,8 @@
 use crate::dtype::DType;
 use crate::promote::{float_result, promote, promote_weak, sum_result, ScalarKind};
 
-use super::{BinaryOp, Op, Rule};
+use super::args::BinaryOp;
+use super::{Op, Rule};
 
 /// What the checker knows about one argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

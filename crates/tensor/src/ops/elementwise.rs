@@ -29,9 +29,9 @@ use std::mem::MaybeUninit;
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-use super::{Arg, Args, BinaryOp, Operand, Out};
-use crate::cast::{bf16_to_f32, f32_to_bf16};
+use super::args::{Arg, Args, BinaryOp, Operand, Out};
 use crate::convert::{self, Scalar};
+use crate::convert::{bf16_to_f32, f32_to_bf16};
 use crate::dtype::DType;
 use crate::math;
 use crate::promote::{float_result, promote, promote_weak, ScalarKind};
@@ -947,15 +947,7 @@ pub(super) fn run_where(args: &Args) -> Result<Out, TensorError> {
     let branches = broadcast_shapes(operand_shape(&a), operand_shape(&b))?;
     let shape = broadcast_shapes(cond.shape(), &branches)?;
     let (x, y) = (operand_as(&a, dt)?, operand_as(&b, dt)?);
-    let t = match dt {
-        DType::Bool => select::<bool>(cond, &x, &y, &shape),
-        DType::I8 => select::<i8>(cond, &x, &y, &shape),
-        DType::I32 => select::<i32>(cond, &x, &y, &shape),
-        DType::Bf16 => select::<bf16>(cond, &x, &y, &shape),
-        DType::F16 => select::<f16>(cond, &x, &y, &shape),
-        DType::F32 => select::<f32>(cond, &x, &y, &shape),
-        DType::F64 => select::<f64>(cond, &x, &y, &shape),
-    }?;
+    let t = crate::dispatch!(dt, T => select::<T>(cond, &x, &y, &shape))?;
     Ok(Out::Tensor(t))
 }
 
@@ -1173,7 +1165,7 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
 
 /// A function with a fast kernel (see `fast`) applied to an f32 or bf16
 /// tensor, giving the same dtype.
-fn fast_map<F: fast::Approx, T: fast::Lane + fast::Store>(x: &Tensor) -> Result<Tensor, TensorError> {
+fn fast_map<F: fast::Approx, T: fast::Lane + fast::ApproxOut>(x: &Tensor) -> Result<Tensor, TensorError> {
     let x = x.contiguous();
     let xs = typed::<T>(&x)?;
     let out = build(xs.len(), |s, c| fast::apply::<F, T, T>(&xs[s..s + c.len()], c));
@@ -1265,9 +1257,10 @@ mod fast {
 
     use half::bf16;
 
-    use super::Flt;
-    use crate::cast::{bf16_to_f32, f32_to_bf16};
+    use crate::convert::{bf16_to_f32, f32_to_bf16};
+    use crate::float_format::FloatFormat;
     use crate::math;
+    use crate::ops::elementwise::Flt;
 
     const INV_LN2: f64 = std::f64::consts::LOG2_E;
     /// ln 2 split as in fdlibm: the high part has 21 trailing zero bits, so
@@ -1426,16 +1419,18 @@ mod fast {
         }
     }
 
-    /// A result element type: how many f64 mantissa bits lie below its
-    /// last bit, the extra margin its rounding path needs, and the store.
-    pub(super) trait Store: Flt {
+    /// A result element type of the fast kernels: how many f64 mantissa
+    /// bits lie below its last bit (from its `FloatFormat`), the extra margin
+    /// its fast rounding path needs, and that path, which may round twice;
+    /// the margin sends every element it could get wrong to the reference.
+    pub(super) trait ApproxOut: Flt {
         const LOW_BITS: u32;
         const EXTRA: u64;
         fn store(y: f64) -> Self;
     }
 
-    impl Store for f32 {
-        const LOW_BITS: u32 = 29;
+    impl ApproxOut for f32 {
+        const LOW_BITS: u32 = FloatFormat::F32.f64_low_bits();
         const EXTRA: u64 = 0;
         #[inline(always)]
         fn store(y: f64) -> f32 {
@@ -1443,8 +1438,8 @@ mod fast {
         }
     }
 
-    impl Store for bf16 {
-        const LOW_BITS: u32 = 45;
+    impl ApproxOut for bf16 {
+        const LOW_BITS: u32 = FloatFormat::BF16.f64_low_bits();
         const EXTRA: u64 = 1 << 29;
         #[inline(always)]
         fn store(y: f64) -> bf16 {
@@ -1455,7 +1450,7 @@ mod fast {
     /// Whether the approximation `y` of f(x) may round differently from
     /// the reference, or x lies outside the fast range.
     #[inline(always)]
-    pub(super) fn needs_reference<F: Approx, O: Store>(x: f64, y: f64) -> bool {
+    pub(super) fn needs_reference<F: Approx, O: ApproxOut>(x: f64, y: f64) -> bool {
         let low = y.to_bits() & ((1u64 << O::LOW_BITS) - 1);
         let mid = 1u64 << (O::LOW_BITS - 1);
         let m = F::MARGIN + O::EXTRA;
@@ -1464,14 +1459,14 @@ mod fast {
     }
 
     /// The reference result: the f64 function rounded once.
-    pub(super) fn reference<F: Approx, I: Lane, O: Store>(x: I) -> O {
+    pub(super) fn reference<F: Approx, I: Lane, O: ApproxOut>(x: I) -> O {
         O::round(F::reference(x.load()))
     }
 
     const BLOCK: usize = 256;
 
     #[inline(always)]
-    fn kernel<F: Approx, I: Lane, O: Store, const FMA: bool>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+    fn kernel<F: Approx, I: Lane, O: ApproxOut, const FMA: bool>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         for (xb, ob) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
             let mut redo = false;
             for (o, &x) in ob.iter_mut().zip(xb) {
@@ -1494,18 +1489,18 @@ mod fast {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq,avx512vl,fma")]
-    fn kernel_avx512<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+    fn kernel_avx512<F: Approx, I: Lane, O: ApproxOut>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         kernel::<F, I, O, true>(xs, out)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn kernel_avx2<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+    fn kernel_avx2<F: Approx, I: Lane, O: ApproxOut>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         kernel::<F, I, O, true>(xs, out)
     }
 
     /// Writes f of each of `xs` into `out` (of the same length).
-    pub(super) fn apply<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+    pub(super) fn apply<F: Approx, I: Lane, O: ApproxOut>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f")
@@ -1526,7 +1521,7 @@ mod fast {
 
     /// The portable kernel, for tests that compare it with the others.
     #[cfg(test)]
-    pub(super) fn apply_portable<F: Approx, I: Lane, O: Store>(xs: &[I], out: &mut [MaybeUninit<O>]) {
+    pub(super) fn apply_portable<F: Approx, I: Lane, O: ApproxOut>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         kernel::<F, I, O, false>(xs, out)
     }
 
@@ -1550,7 +1545,7 @@ mod tests {
 
     /// Runs the fast kernel (dispatched and portable) of F on `xs` and
     /// checks every element against the reference, bit for bit.
-    fn check_fast<F: fast::Approx, I: fast::Lane + std::fmt::Debug, O: fast::Store>(xs: &[I]) {
+    fn check_fast<F: fast::Approx, I: fast::Lane + std::fmt::Debug, O: fast::ApproxOut>(xs: &[I]) {
         let mut got = vec![MaybeUninit::<O>::uninit(); xs.len()];
         let mut portable = vec![MaybeUninit::<O>::uninit(); xs.len()];
         fast::apply::<F, I, O>(xs, &mut got);

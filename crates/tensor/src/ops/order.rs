@@ -24,10 +24,8 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 
+use super::args::{Args, Out};
 use super::shape::{axis_of, packed};
-use super::{Args, Out};
-use crate::convert::Scalar;
-use crate::dtype::DType;
 use crate::storage::{vec_with_capacity, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
@@ -668,22 +666,12 @@ trait LaneOp {
 }
 
 fn dispatch(op: &impl LaneOp, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
-    match x.dtype() {
-        DType::Bool => op.run::<bool>(x, l),
-        DType::I8 => op.run::<i8>(x, l),
-        DType::I32 => op.run::<i32>(x, l),
-        DType::Bf16 => op.run::<bf16>(x, l),
-        DType::F16 => op.run::<f16>(x, l),
-        DType::F32 => op.run::<f32>(x, l),
-        DType::F64 => op.run::<f64>(x, l),
-    }
+    crate::dispatch!(x.dtype(), T => op.run::<T>(x, l))
 }
 
-/// The zero element of `T`, to pre-fill outputs (every cast of `false`
-/// succeeds).
+/// The zero element of `T` (all bits clear), to pre-fill outputs.
 fn zero<T: Element>() -> T {
-    let f = Scalar::Bool(false);
-    T::from_scalar(f.cast(T::DTYPE).unwrap_or(f))
+    T::from_raw_bits(0)
 }
 
 struct SortOp {

@@ -28,11 +28,10 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-use super::{Arg, Args, Out};
-use crate::convert::{f64_to_bf16_bits, f64_to_f16_bits};
-use crate::dtype::DType;
+use super::args::{Arg, Args, Out};
+use crate::dispatch;
 use crate::math;
-use crate::storage::{vec_with_capacity, Element, Storage};
+use crate::storage::{vec_with_capacity, Accumulate, Element, Storage};
 use crate::tensor::{normalize_axis, shape_str, Tensor, TensorError};
 
 /// Elements per block of the fixed reduction order (spec §5 extension 4).
@@ -44,218 +43,87 @@ fn err<T>(msg: String) -> Result<T, TensorError> {
     Err(TensorError(msg))
 }
 
-/// Runs `$body` with the type alias `$T` naming the element type of `$dt`:
-/// the one dtype dispatch of each operation.
-macro_rules! each_dtype {
-    ($dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DType::I8 => {
-                type $T = i8;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::Bf16 => {
-                type $T = bf16;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
-    };
-}
-
 // ---------------------------------------------------------------------------
 // Number types
 
-/// An accumulator: `f32`, `f64`, or `i32` with wrapping arithmetic. Every
-/// method is one operation in the type itself, so a chain of them rounds
-/// at every step exactly as the spec's `acc_add` does.
-pub trait Acc: Copy + Send + Sync + PartialOrd + 'static {
-    const ZERO: Self;
-    const ONE: Self;
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-    /// The exact value as an f64.
-    fn exact(self) -> f64;
-    /// `x` rounded once into this type (integers: only called with exact
-    /// integers in range).
-    fn rounded(x: f64) -> Self;
+/// What the reductions make of an element type: the dtype `sum prod cumsum
+/// cumprod` give (`Sum`: `sum_result`, which for the floats is their own
+/// dtype and for bool, i8 and i32 the i32 they accumulate in, spec §5
+/// extension 2), and, for the operations whose result cannot be an integer,
+/// the float the element becomes (`Float`: `float_result`, f32 for the
+/// integer kinds) with its value in that float's accumulation type.
+pub trait Reduced: Element {
+    type Sum: Element;
+    type Float: Element;
+    /// The element as `Float` would hold it, widened exactly into its
+    /// accumulation type (an i32 above 2^24 rounds once, as `x.to(f32)`).
+    fn float_acc(self) -> FloatAcc<Self>;
 }
 
-impl Acc for f32 {
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
+/// The accumulation type of an element's `Float`.
+type FloatAcc<T> = <<T as Reduced>::Float as Element>::Acc;
+
+impl Reduced for bool {
+    type Sum = i32;
+    type Float = f32;
     #[inline(always)]
-    fn add(self, o: f32) -> f32 {
-        self + o
-    }
-    #[inline(always)]
-    fn mul(self, o: f32) -> f32 {
-        self * o
-    }
-    #[inline(always)]
-    fn exact(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline(always)]
-    fn rounded(x: f64) -> f32 {
-        // `as` rounds to nearest, ties to even, overflowing to ±inf: the
-        // single rounding of `convert::narrow`, which only differs in the
-        // payload it gives a NaN (and any NaN is a NaN result).
-        x as f32
+    fn float_acc(self) -> f32 {
+        if self {
+            1.0
+        } else {
+            0.0
+        }
     }
 }
-
-impl Acc for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
+impl Reduced for i8 {
+    type Sum = i32;
+    type Float = f32;
     #[inline(always)]
-    fn add(self, o: f64) -> f64 {
-        self + o
+    fn float_acc(self) -> f32 {
+        f32::from(self)
     }
+}
+impl Reduced for i32 {
+    type Sum = i32;
+    type Float = f32;
     #[inline(always)]
-    fn mul(self, o: f64) -> f64 {
-        self * o
+    fn float_acc(self) -> f32 {
+        // `as` rounds an i32 to the nearest f32, ties to even: the cast.
+        self as f32
     }
+}
+impl Reduced for bf16 {
+    type Sum = bf16;
+    type Float = bf16;
     #[inline(always)]
-    fn exact(self) -> f64 {
+    fn float_acc(self) -> f32 {
+        self.widen()
+    }
+}
+impl Reduced for f16 {
+    type Sum = f16;
+    type Float = f16;
+    #[inline(always)]
+    fn float_acc(self) -> f32 {
+        self.widen()
+    }
+}
+impl Reduced for f32 {
+    type Sum = f32;
+    type Float = f32;
+    #[inline(always)]
+    fn float_acc(self) -> f32 {
         self
     }
+}
+impl Reduced for f64 {
+    type Sum = f64;
+    type Float = f64;
     #[inline(always)]
-    fn rounded(x: f64) -> f64 {
-        x
+    fn float_acc(self) -> f64 {
+        self
     }
 }
-
-impl Acc for i32 {
-    const ZERO: i32 = 0;
-    const ONE: i32 = 1;
-    #[inline(always)]
-    fn add(self, o: i32) -> i32 {
-        self.wrapping_add(o)
-    }
-    #[inline(always)]
-    fn mul(self, o: i32) -> i32 {
-        self.wrapping_mul(o)
-    }
-    #[inline(always)]
-    fn exact(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline(always)]
-    fn rounded(x: f64) -> i32 {
-        x as i32
-    }
-}
-
-/// A result element type, made from an f64 by one rounding.
-pub trait Store: Element {
-    fn store(x: f64) -> Self;
-}
-
-impl Store for bf16 {
-    #[inline(always)]
-    fn store(x: f64) -> bf16 {
-        bf16::from_bits(f64_to_bf16_bits(x))
-    }
-}
-impl Store for f16 {
-    #[inline(always)]
-    fn store(x: f64) -> f16 {
-        f16::from_bits(f64_to_f16_bits(x))
-    }
-}
-impl Store for f32 {
-    #[inline(always)]
-    fn store(x: f64) -> f32 {
-        <f32 as Acc>::rounded(x)
-    }
-}
-impl Store for f64 {
-    #[inline(always)]
-    fn store(x: f64) -> f64 {
-        x
-    }
-}
-impl Store for i32 {
-    #[inline(always)]
-    fn store(x: f64) -> i32 {
-        x as i32
-    }
-}
-
-/// bf16 → f32 is exact: the bf16 bits are the top half of the f32's. Written
-/// as a shift so that it vectorises.
-#[inline(always)]
-fn bf16_f32(x: bf16) -> f32 {
-    f32::from_bits(u32::from(x.to_bits()) << 16)
-}
-
-/// An element of `sum prod cumsum cumprod`: floats accumulate in
-/// `accumulation_dtype` and keep their dtype; bool, i8 and i32 accumulate
-/// in wrapping i32 and give i32 (spec §5 extension 2, `sum_result`).
-pub trait SumElem: Element {
-    type A: Acc;
-    type O: Store;
-    fn acc(self) -> Self::A;
-}
-
-/// An element of the operations whose result cannot be an integer: floats
-/// accumulate in `accumulation_dtype` and keep their dtype; bool, i8 and
-/// i32 are promoted to f32 first (`float_result`), rounding once.
-pub trait FloatElem: Element {
-    type A: Acc;
-    type O: Store;
-    fn acc(self) -> Self::A;
-}
-
-macro_rules! elem {
-    ($trait:ident, $t:ty, $a:ty, $o:ty, |$x:ident| $e:expr) => {
-        impl $trait for $t {
-            type A = $a;
-            type O = $o;
-            #[inline(always)]
-            fn acc(self) -> $a {
-                let $x = self;
-                $e
-            }
-        }
-    };
-}
-
-elem!(SumElem, bool, i32, i32, |x| i32::from(x));
-elem!(SumElem, i8, i32, i32, |x| i32::from(x));
-elem!(SumElem, i32, i32, i32, |x| x);
-elem!(SumElem, bf16, f32, bf16, |x| bf16_f32(x));
-elem!(SumElem, f16, f32, f16, |x| x.to_f32());
-elem!(SumElem, f32, f32, f32, |x| x);
-elem!(SumElem, f64, f64, f64, |x| x);
-
-elem!(FloatElem, bool, f32, f32, |x| if x { 1.0 } else { 0.0 });
-elem!(FloatElem, i8, f32, f32, |x| f32::from(x));
-// `as` rounds an i32 to the nearest f32, ties to even: the cast to f32.
-elem!(FloatElem, i32, f32, f32, |x| x as f32);
-elem!(FloatElem, bf16, f32, bf16, |x| bf16_f32(x));
-elem!(FloatElem, f16, f32, f16, |x| x.to_f32());
-elem!(FloatElem, f32, f32, f32, |x| x);
-elem!(FloatElem, f64, f64, f64, |x| x);
 
 // ---------------------------------------------------------------------------
 // The fixed order of accumulation
@@ -491,7 +359,7 @@ fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
 /// The fold (sum, prod, mean's sum) of every output of a plan, in the
 /// fixed order: by panels when the reduced axes are followed by kept ones
 /// in a row-major input, else by rows.
-fn fold_all<T: Element, A: Acc>(
+fn fold_all<T: Element, A: Accumulate>(
     p: &Plan,
     empty: A,
     w: impl Fn(T) -> A + Sync + Send + Copy,
@@ -566,7 +434,7 @@ impl Panels {
     /// computes its block's result for its columns; the blocks of a column
     /// chunk are then folded in block order, so any thread count gives the
     /// same bits.
-    fn fold<T: Copy + Sync, A: Acc>(
+    fn fold<T: Copy + Sync, A: Accumulate>(
         &self,
         data: &[T],
         empty: A,
@@ -612,7 +480,7 @@ impl Panels {
 
     /// Block `k` of the columns `c0..c1` of the panel at `base`.
     #[allow(clippy::too_many_arguments)]
-    fn block<T: Copy, A: Acc>(
+    fn block<T: Copy, A: Accumulate>(
         &self,
         data: &[T],
         base: usize,
@@ -703,8 +571,8 @@ fn tensor_out(data: Storage, shape: Vec<usize>) -> Result<Out, TensorError> {
     Ok(Out::Tensor(Tensor::from_storage(data, shape)?))
 }
 
-fn stored<O: Store>(vals: Vec<f64>) -> Storage {
-    O::into_storage(vals.into_iter().map(O::store).collect())
+fn stored<O: Element>(vals: Vec<f64>) -> Storage {
+    O::into_storage(vals.into_iter().map(O::from_f64).collect())
 }
 
 /// Selections (max, min, argmax, argmin) have no value for an empty row.
@@ -724,18 +592,18 @@ fn non_empty(a: &Args, p: &Plan, x: &Tensor) -> Result<(), TensorError> {
 
 pub(super) fn sum(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
-        let v = fold_all::<T, _>(&p, <T as SumElem>::A::ZERO, <T as SumElem>::acc, Acc::add)?;
-        stored::<<T as SumElem>::O>(v.into_iter().map(Acc::exact).collect())
+    let data = dispatch!(x.dtype(), T => {
+        let v = fold_all::<T, _>(&p, <<T as Element>::Acc as Accumulate>::ZERO, <T as Element>::widen, Accumulate::add)?;
+        stored::<<T as Reduced>::Sum>(v.into_iter().map(Element::to_f64).collect())
     });
     tensor_out(data, p.shape)
 }
 
 pub(super) fn prod(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
-        let v = fold_all::<T, _>(&p, <T as SumElem>::A::ONE, <T as SumElem>::acc, Acc::mul)?;
-        stored::<<T as SumElem>::O>(v.into_iter().map(Acc::exact).collect())
+    let data = dispatch!(x.dtype(), T => {
+        let v = fold_all::<T, _>(&p, <<T as Element>::Acc as Accumulate>::ONE, <T as Element>::widen, Accumulate::mul)?;
+        stored::<<T as Reduced>::Sum>(v.into_iter().map(Element::to_f64).collect())
     });
     tensor_out(data, p.shape)
 }
@@ -744,9 +612,9 @@ pub(super) fn prod(a: &Args) -> Result<Out, TensorError> {
 pub(super) fn mean(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let n = p.n as f64;
-    let data = each_dtype!(x.dtype(), T => {
-        let v = fold_all::<T, _>(&p, <T as FloatElem>::A::ZERO, <T as FloatElem>::acc, Acc::add)?;
-        stored::<<T as FloatElem>::O>(v.into_iter().map(|s| s.exact() / n).collect())
+    let data = dispatch!(x.dtype(), T => {
+        let v = fold_all::<T, _>(&p, <FloatAcc<T> as Accumulate>::ZERO, <T as Reduced>::float_acc, Accumulate::add)?;
+        stored::<<T as Reduced>::Float>(v.into_iter().map(|s| s.to_f64() / n).collect())
     });
     tensor_out(data, p.shape)
 }
@@ -755,20 +623,27 @@ pub(super) fn mean(a: &Args) -> Result<Out, TensorError> {
 /// d_i = round_acc((x_i − μ)²). A divisor below zero is clamped to zero,
 /// as NumPy does, so too large a ddof gives inf or NaN rather than a
 /// negative variance.
-fn spread<T: FloatElem>(row: &[T], ddof: i64) -> f64 {
+fn spread<T: Reduced>(row: &[T], ddof: i64) -> f64 {
     let n = row.len();
-    let mu = fold_row(row, T::A::ZERO, T::acc, Acc::add).exact() / n as f64;
+    let mu = fold_row(
+        row,
+        <FloatAcc<T> as Accumulate>::ZERO,
+        T::float_acc,
+        Accumulate::add,
+    )
+    .to_f64()
+        / n as f64;
     let d = fold_row(
         row,
-        T::A::ZERO,
+        <FloatAcc<T> as Accumulate>::ZERO,
         |x: T| {
-            let t = x.acc().exact() - mu;
-            T::A::rounded(t * t)
+            let t = x.float_acc().to_f64() - mu;
+            <FloatAcc<T> as Element>::from_f64(t * t)
         },
-        Acc::add,
+        Accumulate::add,
     );
     let divisor = (n as i64).saturating_sub(ddof).max(0);
-    d.exact() / divisor as f64
+    d.to_f64() / divisor as f64
 }
 
 fn ddof(a: &Args) -> Result<i64, TensorError> {
@@ -778,8 +653,8 @@ fn ddof(a: &Args) -> Result<i64, TensorError> {
 pub(super) fn var(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
-        stored::<<T as FloatElem>::O>(p.rows()?.map::<T, _>(|row| spread(row, ddof)))
+    let data = dispatch!(x.dtype(), T => {
+        stored::<<T as Reduced>::Float>(p.rows()?.map::<T, _>(|row| spread(row, ddof)))
     });
     tensor_out(data, p.shape)
 }
@@ -787,8 +662,8 @@ pub(super) fn var(a: &Args) -> Result<Out, TensorError> {
 pub(super) fn std(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
-        stored::<<T as FloatElem>::O>(p.rows()?.map::<T, _>(|row| math::sqrt(spread(row, ddof))))
+    let data = dispatch!(x.dtype(), T => {
+        stored::<<T as Reduced>::Float>(p.rows()?.map::<T, _>(|row| math::sqrt(spread(row, ddof))))
     });
     tensor_out(data, p.shape)
 }
@@ -797,31 +672,31 @@ pub(super) fn std(a: &Args) -> Result<Out, TensorError> {
 /// −inf for an empty row. Only the value matters here (softmax and
 /// logsumexp), so a −0/+0 tie may go either way; lanes make it fast.
 #[inline(always)]
-fn max_value<T: FloatElem>(row: &[T]) -> f64 {
+fn max_value<T: Reduced>(row: &[T]) -> f64 {
     let Some(&first) = row.first() else {
         return f64::NEG_INFINITY;
     };
-    let mut best = [first.acc(); LANES];
+    let mut best = [first.float_acc(); LANES];
     let mut nan = [false; LANES];
     let mut chunks = row.chunks_exact(LANES);
-    let step = |b: &mut T::A, n: &mut bool, v: T::A| {
+    let step = |b: &mut FloatAcc<T>, n: &mut bool, v: FloatAcc<T>| {
         *n |= is_nan(v);
         *b = if v > *b { v } else { *b };
     };
     for c in &mut chunks {
         for ((b, n), &x) in best.iter_mut().zip(nan.iter_mut()).zip(c) {
-            step(b, n, x.acc());
+            step(b, n, x.float_acc());
         }
     }
     for ((b, n), &x) in best.iter_mut().zip(nan.iter_mut()).zip(chunks.remainder()) {
-        step(b, n, x.acc());
+        step(b, n, x.float_acc());
     }
     if nan.iter().any(|&n| n) {
         return f64::NAN;
     }
     best.iter()
-        .fold(first.acc(), |m, &v| if v > m { v } else { m })
-        .exact()
+        .fold(first.float_acc(), |m, &v| if v > m { v } else { m })
+        .to_f64()
 }
 
 /// NaN is the one value not equal to itself.
@@ -837,22 +712,22 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 /// empty row gives log 0 = −inf.
 pub(super) fn logsumexp(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
+    let data = dispatch!(x.dtype(), T => {
         let v = p.rows()?.map::<T, _>(|row| {
             let m = max_value(row);
             let shift = if m.is_infinite() { 0.0 } else { m };
             let mut e = Vec::new();
             exps(row, shift, &mut e);
-            let s = fold_row(&e, <T as FloatElem>::A::ZERO, |v| v, Acc::add);
-            shift + math::log(s.exact())
+            let s = fold_row(&e, <FloatAcc<T> as Accumulate>::ZERO, |v| v, Accumulate::add);
+            shift + math::log(s.to_f64())
         });
-        stored::<<T as FloatElem>::O>(v)
+        stored::<<T as Reduced>::Float>(v)
     });
     tensor_out(data, p.shape)
 }
 
 /// e_i = round_acc(exp(x_i − shift)) for every element of a row, into `e`.
-fn exps<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
+fn exps<T: Reduced>(row: &[T], shift: f64, e: &mut Vec<FloatAcc<T>>) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, which is all the function asks for.
@@ -863,24 +738,30 @@ fn exps<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn exps_avx2<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
+unsafe fn exps_avx2<T: Reduced>(row: &[T], shift: f64, e: &mut Vec<FloatAcc<T>>) {
     exps_body::<T>(row, shift, e)
 }
 
 #[inline(always)]
-fn exps_body<T: FloatElem>(row: &[T], shift: f64, e: &mut Vec<T::A>) {
+fn exps_body<T: Reduced>(row: &[T], shift: f64, e: &mut Vec<FloatAcc<T>>) {
     e.clear();
     e.reserve(row.len());
     let mut chunks = row.chunks_exact(EXP_LANES);
     for c in &mut chunks {
         let mut d = [0.0; EXP_LANES];
         for (d, &x) in d.iter_mut().zip(c) {
-            *d = x.acc().exact() - shift;
+            *d = x.float_acc().to_f64() - shift;
         }
-        e.extend(exp_lanes(d).iter().map(|&v| T::A::rounded(v)));
+        e.extend(
+            exp_lanes(d)
+                .iter()
+                .map(|&v| <FloatAcc<T> as Element>::from_f64(v)),
+        );
     }
     for &x in chunks.remainder() {
-        e.push(T::A::rounded(math::exp(x.acc().exact() - shift)));
+        e.push(<FloatAcc<T> as Element>::from_f64(math::exp(
+            x.float_acc().to_f64() - shift,
+        )));
     }
 }
 
@@ -978,7 +859,7 @@ fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
     if index && p.n > i32::MAX as usize {
         return err(format!("`{}`: {} elements cannot be indexed by i32", a.op, p.n));
     }
-    let data = each_dtype!(x.dtype(), T => {
+    let data = dispatch!(x.dtype(), T => {
         let pick = |row: &[T]| {
             if want_max {
                 select(row, |u, v| u > v)
@@ -1032,10 +913,10 @@ fn median_of<T: Element + PartialOrd>(row: &[T]) -> f64 {
 
 pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
+    let data = dispatch!(x.dtype(), T => {
         // The f64 holds the element exactly; storing it rounds once into
         // float_result(dtype), which changes only an integer above 2^24.
-        stored::<<T as FloatElem>::O>(p.rows()?.map::<T, _>(median_of))
+        stored::<<T as Reduced>::Float>(p.rows()?.map::<T, _>(median_of))
     });
     tensor_out(data, p.shape)
 }
@@ -1044,7 +925,7 @@ pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
 /// −0 is false), as the cast to bool says. Empty: all true, any false.
 fn truth(a: &Args, every: bool) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
-    let data = each_dtype!(x.dtype(), T => {
+    let data = dispatch!(x.dtype(), T => {
         Storage::Bool(p.rows()?.map::<T, _>(|row| {
             if every {
                 row.iter().all(|v| v.to_f64() != 0.0)
@@ -1157,17 +1038,17 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let axis = one_axis(a, x, None)?;
     let (r, perm) = along(x, axis)?;
-    each_dtype!(x.dtype(), T => {
-        let out = map_rows_into::<T, <T as SumElem>::O>(&r, |row, o| {
+    dispatch!(x.dtype(), T => {
+        let out = map_rows_into::<T, <T as Reduced>::Sum>(&r, |row, o| {
             let mut acc = None;
             for (y, &v) in o.iter_mut().zip(row) {
                 let next = match acc {
-                    None => SumElem::acc(v),
-                    Some(s) if product => Acc::mul(s, SumElem::acc(v)),
-                    Some(s) => Acc::add(s, SumElem::acc(v)),
+                    None => Element::widen(v),
+                    Some(s) if product => Accumulate::mul(s, Element::widen(v)),
+                    Some(s) => Accumulate::add(s, Element::widen(v)),
                 };
                 acc = Some(next);
-                *y = Store::store(next.exact());
+                *y = Element::from_f64(next.to_f64());
             }
         });
         unmove(out, x, &perm)
@@ -1186,7 +1067,7 @@ pub(super) fn cumprod(a: &Args) -> Result<Out, TensorError> {
 /// round_res(x_i − m − log s), all in f64. A NaN maximum, or an infinite
 /// one (an all −inf row), makes every x_i − m of the row NaN or −inf and
 /// so gives NaN, as PyTorch does.
-fn normalise_row<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, log: bool) {
+fn normalise_row<T: Reduced>(row: &[T], out: &mut [T::Float], e: &mut Vec<FloatAcc<T>>, log: bool) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, which is all that the function's
@@ -1201,23 +1082,28 @@ fn normalise_row<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, l
 /// arithmetic gives the same bits at any vector width; only speed differs.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn normalise_row_avx2<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, log: bool) {
+unsafe fn normalise_row_avx2<T: Reduced>(
+    row: &[T],
+    out: &mut [T::Float],
+    e: &mut Vec<FloatAcc<T>>,
+    log: bool,
+) {
     normalise_row_body::<T>(row, out, e, log)
 }
 
 #[inline(always)]
-fn normalise_row_body<T: FloatElem>(row: &[T], out: &mut [T::O], e: &mut Vec<T::A>, log: bool) {
+fn normalise_row_body<T: Reduced>(row: &[T], out: &mut [T::Float], e: &mut Vec<FloatAcc<T>>, log: bool) {
     let m = max_value(row);
     exps_body(row, m, e);
-    let s = fold_row(e, T::A::ZERO, |v| v, Acc::add).exact();
+    let s = fold_row(e, <FloatAcc<T> as Accumulate>::ZERO, |v| v, Accumulate::add).to_f64();
     if log {
         let ls = math::log(s);
         for (o, &x) in out.iter_mut().zip(row) {
-            *o = Store::store(x.acc().exact() - m - ls);
+            *o = Element::from_f64(x.float_acc().to_f64() - m - ls);
         }
     } else {
         for (o, &v) in out.iter_mut().zip(e.iter()) {
-            *o = Store::store(v.exact() / s);
+            *o = Element::from_f64(v.to_f64() / s);
         }
     }
 }
@@ -1226,8 +1112,8 @@ fn normalise(a: &Args, log: bool) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let axis = one_axis(a, x, Some(-1))?;
     let (r, perm) = along(x, axis)?;
-    each_dtype!(x.dtype(), T => {
-        let mut out = filled::<<T as FloatElem>::O>(r.m * r.n);
+    dispatch!(x.dtype(), T => {
+        let mut out = filled::<<T as Reduced>::Float>(r.m * r.n);
         if r.n > 0 && r.m * r.n < PAR_MIN {
             let mut e = Vec::new();
             for (o, x) in out.chunks_mut(r.n).zip(r.data::<T>().chunks(r.n)) {

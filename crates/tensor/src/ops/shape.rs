@@ -15,13 +15,13 @@
 //! Tensors have value semantics, so a view is never observable except by
 //! its cost.
 
-use super::{Arg, Args, Out};
+use super::args::{Arg, Args, Out};
+use crate::dispatch;
 use crate::dtype::DType;
 use crate::format::format_number;
 use crate::promote::promote;
 use crate::storage::{vec_with_capacity, Element};
 use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
-use crate::with_storage;
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
     Err(TensorError(format!("`{op}`: {msg}")))
@@ -384,7 +384,7 @@ fn take_axes(x: &Tensor, maps: &[Vec<usize>]) -> Result<Tensor, TensorError> {
     };
     let by_runs = last_stride == 1 && runs.len() * 4 <= last_map.len();
     let outside = || Err(TensorError("internal: an index left its storage".into()));
-    with_storage!(x.storage(), v => {
+    dispatch!(in x.storage(), v => {
         let mut out = vec_with_capacity(total);
         if total > 0 {
             let mut idx = vec![0usize; outer_maps.len()];
@@ -590,7 +590,7 @@ pub(super) fn gather(a: &Args) -> Result<Out, TensorError> {
     let outer = &idx.shape()[..last];
     let step = if ax == last { 0 } else { xs[last] };
     let along = xs[ax];
-    with_storage!(x.storage(), v => {
+    dispatch!(in x.storage(), v => {
         let mut out = vec_with_capacity(values.len());
         let mut pos = vec![0usize; last];
         for row in values.chunks(inner.max(1)) {
@@ -670,7 +670,7 @@ fn join(pieces: &[Tensor], ax: usize, shape: Vec<usize>) -> Result<Tensor, Tenso
         return Tensor::zeros(shape, DType::F64);
     };
     // The storage variant of the first piece fixes the element type.
-    with_storage!(first.storage(), w => join_typed(w.as_slice(), pieces, ax, shape))
+    dispatch!(in first.storage(), w => join_typed(w.as_slice(), pieces, ax, shape))
 }
 
 fn join_typed<T: Element>(

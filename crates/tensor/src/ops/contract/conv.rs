@@ -14,9 +14,11 @@
 //! reads it straight out of x.
 
 use super::gemm::Panels;
-use super::kernels::{Acc, Widen};
-use super::{by_acc, dtypes, promoted, FromStorage, Mat, Visit};
+use super::kernels::Kernels;
+use super::operand::{dtypes, promoted, FromStorage, Mat, Visit};
+use crate::dispatch;
 use crate::dtype::DType;
+use crate::storage::Element;
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 /// The im2col matrix of one image as the right operand of the product:
@@ -40,7 +42,7 @@ struct Geometry {
     pad: (usize, usize),
 }
 
-impl<T: Widen<C>, C: Acc> Panels<C> for Im2col<'_, T> {
+impl<T: Element<Acc = C>, C: Kernels> Panels<C> for Im2col<'_, T> {
     fn pack(&self, batch: usize, t0: usize, nt: usize, p0: usize, kc: usize, w: usize, out: &mut [C]) {
         let g = &self.geo;
         let base = g.offset + batch as isize * g.strides[0];
@@ -99,9 +101,9 @@ impl<T: Widen<C>, C: Acc> Panels<C> for Im2col<'_, T> {
 
 struct MakeIm2col(Geometry);
 
-impl<'a, C: Acc> Visit<'a, C> for MakeIm2col {
+impl<'a, C: Kernels> Visit<'a, C> for MakeIm2col {
     type Out = Box<dyn Panels<C> + 'a>;
-    fn visit<T: Widen<C>>(self, data: &'a [T]) -> Self::Out {
+    fn visit<T: Element<Acc = C>>(self, data: &'a [T]) -> Self::Out {
         Box::new(Im2col { data, geo: self.0 })
     }
 }
@@ -176,7 +178,7 @@ pub(crate) fn conv2d(
     } else {
         vec![n, o, oh, ow]
     };
-    by_acc!(d, run(&Mat { t: &wm, nb: 1 }, &xp, geo, oh * ow, shape, r))
+    dispatch!(d, T => run::<<T as Element>::Acc>(&Mat { t: &wm, nb: 1 }, &xp, geo, oh * ow, shape, r))
 }
 
 fn run<C: FromStorage>(

@@ -19,7 +19,7 @@
 //!   * one operand: `acc = acc + v₁`, rounded;
 //!   * two or more: `p = v₁ · v₂ ⋯ vₙ₋₁` left to right, each product
 //!     rounded to the accumulation type, then `acc ⊕ p·vₙ`, the step of
-//!     `kernels::Acc::mul_add` (a fused multiply-add in f32, a rounded
+//!     `Accumulate::mul_add` (a fused multiply-add in f32, a rounded
 //!     product then a rounded add in f64, wrapping in i32).
 //!
 //! With two operands that is exactly the matmul step, and with three bf16 or
@@ -34,9 +34,10 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::kernels::Widen;
-use super::{by_acc, dtypes, product, promoted, FromStorage, Mat, Visit};
+use super::operand::{dtypes, product, promoted, FromStorage, Mat, Visit};
+use crate::dispatch;
 use crate::dtype::DType;
+use crate::storage::Element;
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 /// An axis name: a letter, or the i-th (from the left) of the broadcast
@@ -294,7 +295,7 @@ pub(crate) fn einsum(spec: &str, operands: &[&Tensor]) -> Result<Tensor, TensorE
     if let Some(t) = via_gemm(&plan, &ops, d, r)? {
         return Ok(t);
     }
-    by_acc!(d, reference(&plan, &ops, shape, r))
+    dispatch!(d, T => reference::<<T as Element>::Acc>(&plan, &ops, shape, r))
 }
 
 /// Merges axes (size, stride) into one when they are laid out like a
@@ -386,7 +387,7 @@ fn via_gemm(plan: &Plan, ops: &[Tensor], d: DType, r: DType) -> Result<Option<Te
     let shape: Vec<usize> = natural.iter().map(|&l| plan.size(l)).collect();
     let nb = batch.len();
     let (ma, mb) = (Mat { t: &ma, nb }, Mat { t: &mb, nb });
-    let t = by_acc!(d, product(&ma, &mb, shape, r))?;
+    let t = dispatch!(d, T => product::<<T as Element>::Acc>(&ma, &mb, shape, r))?;
     let perm: Vec<usize> = plan
         .out
         .iter()
@@ -418,7 +419,7 @@ struct Reference<'p> {
 
 impl<'a, C: FromStorage> Visit<'a, C> for Reference<'_> {
     type Out = Result<Vec<C>, TensorError>;
-    fn visit<T: Widen<C>>(self, _first: &'a [T]) -> Self::Out {
+    fn visit<T: Element<Acc = C>>(self, _first: &'a [T]) -> Self::Out {
         let (plan, ops) = (self.plan, self.ops);
         // Every operand has the promoted dtype, so the same element type.
         let data: Vec<&[T]> = ops
@@ -540,5 +541,5 @@ pub(crate) fn einsum_reference(spec: &str, operands: &[&Tensor]) -> Result<Tenso
         .map(|t| promoted(t, d))
         .collect::<Result<_, _>>()?;
     let shape: Vec<usize> = plan.out.iter().map(|&l| plan.size(l)).collect();
-    by_acc!(d, reference(&plan, &ops, shape, r))
+    dispatch!(d, T => reference::<<T as Element>::Acc>(&plan, &ops, shape, r))
 }

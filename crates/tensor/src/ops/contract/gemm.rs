@@ -19,7 +19,8 @@
 
 use rayon::prelude::*;
 
-use super::kernels::{Acc, Micro, Widen};
+use super::kernels::{Kernels, Micro};
+use crate::storage::Element;
 use crate::tensor::TensorError;
 
 /// A matrix operand seen as the microkernel wants it: element `(t, p)`,
@@ -42,7 +43,7 @@ pub(crate) struct Strided<'a, T> {
     pub sp: isize,
 }
 
-impl<T: Widen<C>, C: Acc> Panels<C> for Strided<'_, T> {
+impl<T: Element<Acc = C>, C: Kernels> Panels<C> for Strided<'_, T> {
     fn pack(&self, batch: usize, t0: usize, nt: usize, p0: usize, kc: usize, w: usize, out: &mut [C]) {
         let base = self.bases[batch] + t0 as isize * self.st + p0 as isize * self.sp;
         // Offsets below stay inside `data`: the layout came from a tensor
@@ -95,7 +96,7 @@ const PARALLEL_WORK: usize = 1 << 20;
 
 /// `batches` products of m × k by k × n, as one row-major buffer of
 /// `batches × m × n` accumulators (in the accumulation type, unrounded).
-pub(crate) fn gemm<C: Acc>(
+pub(crate) fn gemm<C: Kernels>(
     batches: usize,
     m: usize,
     n: usize,
@@ -107,7 +108,7 @@ pub(crate) fn gemm<C: Acc>(
 }
 
 /// [`gemm`] with a given microkernel (tests run the portable one too).
-pub(crate) fn gemm_with<C: Acc>(
+pub(crate) fn gemm_with<C: Kernels>(
     micro: Micro<C>,
     batches: usize,
     m: usize,
@@ -224,7 +225,7 @@ fn plan<C>(micro: &Micro<C>, m: usize, npanels: usize, parallel: bool) -> Vec<Ta
 
 /// One product of the batch, into `c` (m × n, row-major).
 #[allow(clippy::too_many_arguments)]
-fn one<C: Acc>(
+fn one<C: Kernels>(
     micro: &Micro<C>,
     batch: usize,
     m: usize,

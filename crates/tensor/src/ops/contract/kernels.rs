@@ -2,7 +2,7 @@
 //! microkernels that perform it fast.
 //!
 //! Spec §5.4 fixes what one step is: `acc ← acc ⊕ a·b`, with the product
-//! exact and rounded together with the add. [`Acc`] states that step once
+//! exact and rounded together with the add. [`Accumulate`] states that step once
 //! per accumulation type — a fused multiply-add for f32 (which is also the
 //! exact-product sum that bf16 and f16 operands need, since the product of
 //! two 8- or 11-bit significands fits f32 exactly), a rounded product then a
@@ -19,7 +19,7 @@
 //! output columns, never over the contracted index, for the same reason.
 
 use crate::dtype::DType;
-use crate::storage::{Element, Storage};
+use crate::storage::{try_zeroed, Accumulate};
 use crate::tensor::{Tensor, TensorError};
 
 /// A microkernel: `(kc, rows, ap, bp, c, ldc, first)`.
@@ -52,98 +52,29 @@ pub(crate) struct Micro<C> {
     pub run: MicroFn<C>,
 }
 
-/// An accumulation type: f32 (for bf16, f16 and f32 operands), f64, i32
-/// (for bool, i8 and i32 operands).
-pub(crate) trait Acc: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
-    const ZERO: Self;
-    /// One contraction step: `acc ⊕ a·b`, the product rounded together with
-    /// the add where the type allows (see the module documentation).
-    fn mul_add(acc: Self, a: Self, b: Self) -> Self;
-    /// A product rounded on its own (the leading factors of an einsum term
-    /// of three or more operands).
-    fn mul(a: Self, b: Self) -> Self;
-    /// A sum rounded once (an einsum term of a single operand).
-    fn add(a: Self, b: Self) -> Self;
+/// The contraction kernels of an accumulation type: f32 (for bf16, f16
+/// and f32 operands), f64, i32 (for bool, i8 and i32 operands). The step
+/// arithmetic itself is [`Accumulate`]'s.
+pub(crate) trait Kernels: Accumulate {
     /// The microkernels this CPU supports for this type, fastest first
     /// (the portable one last).
     fn micros() -> Vec<Micro<Self>>;
-    /// The fastest of them.
+    /// The fastest of them (`micros` always ends with the portable one).
     fn micro() -> Micro<Self> {
-        Self::micros()[0]
+        Self::micros()
+            .first()
+            .copied()
+            .unwrap_or_else(portable_micro::<Self>)
     }
     /// `n` zeros, or an error (not an abort) when memory runs out.
-    fn zeros(n: usize) -> Result<Vec<Self>, TensorError>;
+    fn zeros(n: usize) -> Result<Vec<Self>, TensorError> {
+        Ok(try_zeroed::<Self>(n)?)
+    }
     /// The accumulators rounded once each into the result dtype.
     fn finish(v: Vec<Self>, shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError>;
 }
 
-/// Element types that widen exactly into the accumulation type `C` (the
-/// promoted operand dtypes: bf16, f16 and f32 into f32; f64 into f64; bool,
-/// i8 and i32 into i32).
-pub(crate) trait Widen<C>: Element {
-    fn widen(self) -> C;
-}
-
-impl Widen<f32> for f32 {
-    #[inline]
-    fn widen(self) -> f32 {
-        self
-    }
-}
-impl Widen<f32> for half::bf16 {
-    #[inline]
-    fn widen(self) -> f32 {
-        crate::cast::bf16_to_f32(self)
-    }
-}
-impl Widen<f32> for half::f16 {
-    #[inline]
-    fn widen(self) -> f32 {
-        // Every f16 is an f32 value, so the f64 widening narrows exactly.
-        crate::convert::f16_bits_to_f64(self.to_bits()) as f32
-    }
-}
-impl Widen<f64> for f64 {
-    #[inline]
-    fn widen(self) -> f64 {
-        self
-    }
-}
-impl Widen<i32> for bool {
-    #[inline]
-    fn widen(self) -> i32 {
-        i32::from(self)
-    }
-}
-impl Widen<i32> for i8 {
-    #[inline]
-    fn widen(self) -> i32 {
-        i32::from(self)
-    }
-}
-impl Widen<i32> for i32 {
-    #[inline]
-    fn widen(self) -> i32 {
-        self
-    }
-}
-
-impl Acc for f32 {
-    const ZERO: f32 = 0.0;
-    #[inline]
-    fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
-        // Correctly rounded everywhere: an FMA instruction where the target
-        // has one, libm's exact software fma otherwise.
-        a.mul_add(b, acc)
-    }
-    #[inline]
-    fn mul(a: f32, b: f32) -> f32 {
-        a * b
-    }
-    #[inline]
-    fn add(a: f32, b: f32) -> f32 {
-        a + b
-    }
+impl Kernels for f32 {
     fn micros() -> Vec<Micro<f32>> {
         let mut v = Vec::new();
         #[cfg(target_arch = "x86_64")]
@@ -172,17 +103,11 @@ impl Acc for f32 {
         v.push(portable_micro::<f32>());
         v
     }
-    fn zeros(n: usize) -> Result<Vec<f32>, TensorError> {
-        match Storage::zeros(DType::F32, n)? {
-            Storage::F32(v) => Ok(v),
-            other => Err(internal(other.dtype(), "f32")),
-        }
-    }
     fn finish(v: Vec<f32>, shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
         match dtype {
             DType::F32 => Tensor::from_vec(v, shape),
             DType::Bf16 => {
-                let out: Vec<half::bf16> = v.into_iter().map(crate::cast::f32_to_bf16).collect();
+                let out: Vec<half::bf16> = v.into_iter().map(crate::convert::f32_to_bf16).collect();
                 Tensor::from_vec(out, shape)
             }
             DType::F16 => {
@@ -197,22 +122,7 @@ impl Acc for f32 {
     }
 }
 
-impl Acc for f64 {
-    const ZERO: f64 = 0.0;
-    #[inline]
-    fn mul_add(acc: f64, a: f64, b: f64) -> f64 {
-        // Two roundings on purpose (spec §5.4): Rust never contracts this
-        // into an FMA.
-        acc + a * b
-    }
-    #[inline]
-    fn mul(a: f64, b: f64) -> f64 {
-        a * b
-    }
-    #[inline]
-    fn add(a: f64, b: f64) -> f64 {
-        a + b
-    }
+impl Kernels for f64 {
     fn micros() -> Vec<Micro<f64>> {
         let mut v = Vec::new();
         #[cfg(target_arch = "x86_64")]
@@ -241,12 +151,6 @@ impl Acc for f64 {
         v.push(portable_micro::<f64>());
         v
     }
-    fn zeros(n: usize) -> Result<Vec<f64>, TensorError> {
-        match Storage::zeros(DType::F64, n)? {
-            Storage::F64(v) => Ok(v),
-            other => Err(internal(other.dtype(), "f64")),
-        }
-    }
     fn finish(v: Vec<f64>, shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
         match dtype {
             DType::F64 => Tensor::from_vec(v, shape),
@@ -257,20 +161,7 @@ impl Acc for f64 {
     }
 }
 
-impl Acc for i32 {
-    const ZERO: i32 = 0;
-    #[inline]
-    fn mul_add(acc: i32, a: i32, b: i32) -> i32 {
-        acc.wrapping_add(a.wrapping_mul(b))
-    }
-    #[inline]
-    fn mul(a: i32, b: i32) -> i32 {
-        a.wrapping_mul(b)
-    }
-    #[inline]
-    fn add(a: i32, b: i32) -> i32 {
-        a.wrapping_add(b)
-    }
+impl Kernels for i32 {
     fn micros() -> Vec<Micro<i32>> {
         let mut v = Vec::new();
         #[cfg(target_arch = "x86_64")]
@@ -288,12 +179,6 @@ impl Acc for i32 {
         }
         v.push(portable_micro::<i32>());
         v
-    }
-    fn zeros(n: usize) -> Result<Vec<i32>, TensorError> {
-        match Storage::zeros(DType::I32, n)? {
-            Storage::I32(v) => Ok(v),
-            other => Err(internal(other.dtype(), "i32")),
-        }
     }
     fn finish(v: Vec<i32>, shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
         match dtype {
@@ -314,7 +199,7 @@ fn internal(dtype: DType, acc: &str) -> TensorError {
 const PORTABLE_MR: usize = 4;
 const PORTABLE_NR: usize = 8;
 
-fn portable_micro<C: Acc>() -> Micro<C> {
+fn portable_micro<C: Kernels>() -> Micro<C> {
     Micro {
         mr: PORTABLE_MR,
         nr: PORTABLE_NR,
@@ -325,12 +210,12 @@ fn portable_micro<C: Acc>() -> Micro<C> {
     }
 }
 
-/// The microkernel for any target, written with [`Acc::mul_add`] itself:
+/// The microkernel for any target, written with [`Accumulate::mul_add`] itself:
 /// the definition the SIMD kernels must reproduce.
 ///
 /// # Safety
 /// As [`MicroFn`], with `mr = 4` and `nr = 8`.
-unsafe fn portable<C: Acc>(
+unsafe fn portable<C: Kernels>(
     kc: usize,
     rows: usize,
     ap: *const C,

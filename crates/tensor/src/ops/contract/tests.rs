@@ -4,8 +4,9 @@
 //! block boundary, which the oracle vectors are too small to reach.
 
 use super::gemm::{gemm, gemm_with, Strided};
-use super::kernels::{Acc, Widen};
+use super::kernels::Kernels;
 use super::*;
+use crate::storage::Element;
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -57,7 +58,7 @@ fn bits(t: &Tensor) -> Vec<u64> {
 
 /// The definition: for every batch and element, `acc ← acc ⊕ a·b` over
 /// ascending k from +0, then one rounding to the result dtype.
-fn naive<C: Acc>(a: &[C], b: &[C], batches: usize, m: usize, n: usize, k: usize) -> Vec<C> {
+fn naive<C: Kernels>(a: &[C], b: &[C], batches: usize, m: usize, n: usize, k: usize) -> Vec<C> {
     let mut out = Vec::with_capacity(batches * m * n);
     for bi in 0..batches {
         for i in 0..m {
@@ -73,11 +74,11 @@ fn naive<C: Acc>(a: &[C], b: &[C], batches: usize, m: usize, n: usize, k: usize)
     out
 }
 
-fn widen_all<T: Widen<C> + Copy, C>(v: &[T]) -> Vec<C> {
+fn widen_all<T: Element<Acc = C> + Copy, C>(v: &[T]) -> Vec<C> {
     v.iter().map(|x| x.widen()).collect()
 }
 
-fn check_gemm<C: Acc + Widen<C>>(a: &[C], b: &[C], batches: usize, m: usize, n: usize, k: usize) {
+fn check_gemm<C: Kernels + Element<Acc = C>>(a: &[C], b: &[C], batches: usize, m: usize, n: usize, k: usize) {
     let want = naive(a, b, batches, m, n, k);
     let sa = Strided {
         data: a,
@@ -168,7 +169,7 @@ fn blocked_bf16_and_f16_widen_exactly() {
     let mut rng = Rng(17);
     for &(bt, m, n, k) in SIZES {
         let a: Vec<half::bf16> = (0..bt * m * k)
-            .map(|_| crate::cast::f32_to_bf16(rng.f64() as f32))
+            .map(|_| crate::convert::f32_to_bf16(rng.f64() as f32))
             .collect();
         let b: Vec<half::f16> = (0..bt * k * n)
             .map(|_| half::f16::from_bits(crate::convert::f64_to_f16_bits(rng.f64())))
@@ -207,17 +208,17 @@ fn matmul_on_views_and_dtypes() {
             0 => {
                 let (x, y) = (f32s(&av), f32s(&bv));
                 let acc = naive(&x, &y, 6, 40, 37, 300);
-                <f32 as Acc>::finish(acc, vec![2, 3, 40, 37], r)
+                <f32 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
             1 => {
                 let acc = naive(&av.to_f64_vec(), &bv.to_f64_vec(), 6, 40, 37, 300);
-                <f64 as Acc>::finish(acc, vec![2, 3, 40, 37], r)
+                <f64 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
             _ => {
                 let x: Vec<i32> = av.to_f64_vec().iter().map(|v| *v as i32).collect();
                 let y: Vec<i32> = bv.to_f64_vec().iter().map(|v| *v as i32).collect();
                 let acc = naive(&x, &y, 6, 40, 37, 300);
-                <i32 as Acc>::finish(acc, vec![2, 3, 40, 37], r)
+                <i32 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
         }
         .expect("finish");
