@@ -13,64 +13,103 @@ use twill_tensor::DType;
 
 use crate::types::Ty;
 
-/// Generates [`Builtin`]'s plain variants, their names and help texts from
-/// one list.
+/// Generates [`Builtin`] and its three groups, their names and help texts
+/// from one list. The groups are what the evaluator dispatches on: each
+/// group's function matches its own enum exhaustively, so no arm exists
+/// for a builtin that cannot reach it.
 macro_rules! builtins {
-    ($($variant:ident = $name:literal, $help:literal;)*) => {
-        /// A builtin function (spec §3, §4, §8, §9). `Op` holds a tensor
-        /// operation of the registry called in function form.
+    (
+        host { $($hv:ident = $hn:literal, $hh:literal;)* }
+        make { $($mv:ident = $mn:literal, $mh:literal;)* }
+        autodiff { $($av:ident = $an:literal, $ah:literal;)* }
+    ) => {
+        /// A builtin function (spec §3, §4, §8, §9).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Builtin {
-            $($variant,)*
+            /// A function of host values (printing, strings, files, …).
+            Host(HostFn),
+            /// A tensor constructor (binds `dt=` and its other keywords).
+            Make(Make),
+            /// An autodiff function (spec §8).
+            Autodiff(Autodiff),
+            /// A tensor operation of the registry in function form.
             Op(Op),
         }
 
-        const PLAIN: &[(Builtin, &str, &str)] = &[$((Builtin::$variant, $name, $help),)*];
+        /// The builtins of host values.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum HostFn {
+            $($hv,)*
+        }
+
+        /// The tensor constructors.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Make {
+            $($mv,)*
+        }
+
+        /// The autodiff builtins.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Autodiff {
+            $($av,)*
+        }
+
+        const PLAIN: &[(Builtin, &str, &str)] = &[
+            $((Builtin::Host(HostFn::$hv), $hn, $hh),)*
+            $((Builtin::Make(Make::$mv), $mn, $mh),)*
+            $((Builtin::Autodiff(Autodiff::$av), $an, $ah),)*
+        ];
     };
 }
 
 builtins! {
-    Print = "print", "print values separated by spaces, then a newline";
-    Str = "str", "the text of a value, as `print` shows it";
-    Args = "args", "the program's command-line arguments, an Arr[Str]";
-    Range = "range", "the Ints from start (0) up to stop, by step (1)";
-    Arr = "arr", "an Arr from a Range or an Arr";
-    Len = "len", "the length of a Str, Arr or Range";
-    Int = "int", "a number or Str as an Int (F64 truncates toward zero)";
-    Float = "float", "a number or Str as an F64";
-    Ok = "Ok", "a successful Res";
-    Err = "Err", "a failed Res";
-    Some = "Some", "an Opt holding a value";
-    Assert = "assert", "stop with an error if the condition is false";
-    ReadText = "read_text", "the contents of a text file";
-    WriteText = "write_text", "write a Str to a file, atomically";
-    ReadCsv = "read_csv", "read a CSV file of numbers into an f64 tensor";
-    LoadNpy = "load_npy", "load a tensor from a NumPy .npy file";
-    SaveNpy = "save_npy", "save a tensor to a NumPy .npy file, atomically";
-    Clock = "clock", "seconds since the program started, an F64";
-    Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
-    Ones = "ones", "a tensor of ones: ones(shape, dt=f64)";
-    Full = "full", "a tensor filled with a value: full(shape, value, dt=f64)";
-    Arange = "arange", "evenly spaced values in [a, b) by step";
-    Linspace = "linspace", "n evenly spaced values from a to b inclusive";
-    Eye = "eye", "the n x n identity matrix";
-    Tensor = "tensor", "a tensor from a number or list, of dtype dt (f64 by default)";
-    ZerosLike = "zeros_like", "zeros of another tensor's shape and dtype";
-    OnesLike = "ones_like", "ones of another tensor's shape and dtype";
-    Rand = "rand", "uniform random numbers in [0, 1): rand(shape, dt, seed)";
-    Randn = "randn", "standard normal random numbers: randn(shape, dt, seed)";
-    F64Bits = "f64_bits", "the IEEE bit pattern of an F64, as an Int";
-    F64FromBits = "f64_from_bits", "the F64 whose bit pattern is this Int";
-    Tape = "tape", "a new autodiff tape: watch tensors on it, then backward";
-    Backward = "backward", "gradients of a scalar root with respect to tensors";
-    BackwardScaled = "backward_scaled", "backward with a loss scale, for f16 training";
-    GradsFinite = "grads_finite", "whether every gradient is finite";
-    Grad = "grad", "the gradient function's value: grad(f, x)";
-    ValueAndGrad = "value_and_grad", "f(x) and its gradient: value_and_grad(f, x)";
-    Vjp = "vjp", "the vector-Jacobian product: vjp(f, x, v)";
-    Jvp = "jvp", "the Jacobian-vector product: jvp(f, x, v)";
-    Jacobian = "jacobian", "the Jacobian of f at x";
-    Hessian = "hessian", "the exact Hessian of a scalar f at x";
+    host {
+        Print = "print", "print values separated by spaces, then a newline";
+        Str = "str", "the text of a value, as `print` shows it";
+        Args = "args", "the program's command-line arguments, an Arr[Str]";
+        Range = "range", "the Ints from start (0) up to stop, by step (1)";
+        Arr = "arr", "an Arr from a Range or an Arr";
+        Len = "len", "the length of a Str, Arr or Range";
+        Int = "int", "a number or Str as an Int (F64 truncates toward zero)";
+        Float = "float", "a number or Str as an F64";
+        Ok = "Ok", "a successful Res";
+        Err = "Err", "a failed Res";
+        Some = "Some", "an Opt holding a value";
+        Assert = "assert", "stop with an error if the condition is false";
+        ReadText = "read_text", "the contents of a text file";
+        WriteText = "write_text", "write a Str to a file, atomically";
+        ReadCsv = "read_csv", "read a CSV file of numbers into an f64 tensor";
+        LoadNpy = "load_npy", "load a tensor from a NumPy .npy file";
+        SaveNpy = "save_npy", "save a tensor to a NumPy .npy file, atomically";
+        Clock = "clock", "seconds since the program started, an F64";
+        F64Bits = "f64_bits", "the IEEE bit pattern of an F64, as an Int";
+        F64FromBits = "f64_from_bits", "the F64 whose bit pattern is this Int";
+    }
+    make {
+        Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
+        Ones = "ones", "a tensor of ones: ones(shape, dt=f64)";
+        Full = "full", "a tensor filled with a value: full(shape, value, dt=f64)";
+        Arange = "arange", "evenly spaced values in [a, b) by step";
+        Linspace = "linspace", "n evenly spaced values from a to b inclusive";
+        Eye = "eye", "the n x n identity matrix";
+        Tensor = "tensor", "a tensor from a number or list, of dtype dt (f64 by default)";
+        ZerosLike = "zeros_like", "zeros of another tensor's shape and dtype";
+        OnesLike = "ones_like", "ones of another tensor's shape and dtype";
+        Rand = "rand", "uniform random numbers in [0, 1): rand(shape, dt, seed)";
+        Randn = "randn", "standard normal random numbers: randn(shape, dt, seed)";
+    }
+    autodiff {
+        Tape = "tape", "a new autodiff tape: watch tensors on it, then backward";
+        Backward = "backward", "gradients of a scalar root with respect to tensors";
+        BackwardScaled = "backward_scaled", "backward with a loss scale, for f16 training";
+        GradsFinite = "grads_finite", "whether every gradient is finite";
+        Grad = "grad", "the gradient function's value: grad(f, x)";
+        ValueAndGrad = "value_and_grad", "f(x) and its gradient: value_and_grad(f, x)";
+        Vjp = "vjp", "the vector-Jacobian product: vjp(f, x, v)";
+        Jvp = "jvp", "the Jacobian-vector product: jvp(f, x, v)";
+        Jacobian = "jacobian", "the Jacobian of f at x";
+        Hessian = "hessian", "the exact Hessian of a scalar f at x";
+    }
 }
 
 /// The keyword of the dtype parameter of the builtins that make a tensor
@@ -86,9 +125,9 @@ pub enum Ctor {
 }
 
 const CTORS: [(Builtin, Ctor); 3] = [
-    (Builtin::Ok, Ctor::Ok),
-    (Builtin::Err, Ctor::Err),
-    (Builtin::Some, Ctor::Some),
+    (Builtin::Host(HostFn::Ok), Ctor::Ok),
+    (Builtin::Host(HostFn::Err), Ctor::Err),
+    (Builtin::Host(HostFn::Some), Ctor::Some),
 ];
 
 impl Ctor {
@@ -217,7 +256,7 @@ impl Builtin {
     pub fn signature(self) -> Signature {
         // (fewest positional arguments, most, parameter names for keywords)
         let (min, max, params): (usize, Option<usize>, &'static [&'static str]) = match self {
-            Builtin::Print => (0, None, &[]),
+            Builtin::Host(HostFn::Print) => (0, None, &[]),
             // A tensor operation's keywords are its registry parameters
             // (see `resolve`); the arity of the tensor-only ones is the
             // kernel's to check, those that also take host numbers have
@@ -228,35 +267,44 @@ impl Builtin {
                 Host::Binary(_) => (2, Some(2), &[]),
                 Host::Clip => (1, Some(3), &[]),
             },
-            Builtin::Args | Builtin::Clock | Builtin::Tape => (0, Some(0), &[]),
-            Builtin::GradsFinite => (1, Some(1), &[]),
-            Builtin::Grad | Builtin::ValueAndGrad | Builtin::Jacobian | Builtin::Hessian => (2, Some(2), &[]),
-            Builtin::Backward | Builtin::Vjp | Builtin::Jvp => (3, Some(3), &[]),
-            Builtin::BackwardScaled => (4, Some(4), &[]),
-            Builtin::Range => (1, Some(3), &[]),
-            Builtin::Assert => (1, Some(2), &[]),
-            Builtin::WriteText | Builtin::SaveNpy => (2, Some(2), &[]),
-            Builtin::ReadCsv | Builtin::LoadNpy => (1, Some(1), &[]),
-            Builtin::Str
-            | Builtin::Arr
-            | Builtin::Len
-            | Builtin::Int
-            | Builtin::Float
-            | Builtin::Ok
-            | Builtin::Err
-            | Builtin::Some
-            | Builtin::ReadText
-            | Builtin::ZerosLike
-            | Builtin::OnesLike
-            | Builtin::F64Bits
-            | Builtin::F64FromBits => (1, Some(1), &[]),
-            Builtin::Zeros | Builtin::Ones => (1, Some(2), &["shape", DTYPE_PARAM]),
-            Builtin::Full => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
-            Builtin::Arange => (1, Some(4), &["a", "b", "step", DTYPE_PARAM]),
-            Builtin::Linspace => (3, Some(4), &["a", "b", "n", DTYPE_PARAM]),
-            Builtin::Eye => (1, Some(2), &["n", DTYPE_PARAM]),
-            Builtin::Tensor => (1, Some(2), &["list", DTYPE_PARAM]),
-            Builtin::Rand | Builtin::Randn => (1, Some(3), &["shape", DTYPE_PARAM, "seed"]),
+            Builtin::Host(HostFn::Args)
+            | Builtin::Host(HostFn::Clock)
+            | Builtin::Autodiff(Autodiff::Tape) => (0, Some(0), &[]),
+            Builtin::Autodiff(Autodiff::GradsFinite) => (1, Some(1), &[]),
+            Builtin::Autodiff(Autodiff::Grad)
+            | Builtin::Autodiff(Autodiff::ValueAndGrad)
+            | Builtin::Autodiff(Autodiff::Jacobian)
+            | Builtin::Autodiff(Autodiff::Hessian) => (2, Some(2), &[]),
+            Builtin::Autodiff(Autodiff::Backward)
+            | Builtin::Autodiff(Autodiff::Vjp)
+            | Builtin::Autodiff(Autodiff::Jvp) => (3, Some(3), &[]),
+            Builtin::Autodiff(Autodiff::BackwardScaled) => (4, Some(4), &[]),
+            Builtin::Host(HostFn::Range) => (1, Some(3), &[]),
+            Builtin::Host(HostFn::Assert) => (1, Some(2), &[]),
+            Builtin::Host(HostFn::WriteText) | Builtin::Host(HostFn::SaveNpy) => (2, Some(2), &[]),
+            Builtin::Host(HostFn::ReadCsv) | Builtin::Host(HostFn::LoadNpy) => (1, Some(1), &[]),
+            Builtin::Host(HostFn::Str)
+            | Builtin::Host(HostFn::Arr)
+            | Builtin::Host(HostFn::Len)
+            | Builtin::Host(HostFn::Int)
+            | Builtin::Host(HostFn::Float)
+            | Builtin::Host(HostFn::Ok)
+            | Builtin::Host(HostFn::Err)
+            | Builtin::Host(HostFn::Some)
+            | Builtin::Host(HostFn::ReadText)
+            | Builtin::Make(Make::ZerosLike)
+            | Builtin::Make(Make::OnesLike)
+            | Builtin::Host(HostFn::F64Bits)
+            | Builtin::Host(HostFn::F64FromBits) => (1, Some(1), &[]),
+            Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
+            Builtin::Make(Make::Full) => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
+            Builtin::Make(Make::Arange) => (1, Some(4), &["a", "b", "step", DTYPE_PARAM]),
+            Builtin::Make(Make::Linspace) => (3, Some(4), &["a", "b", "n", DTYPE_PARAM]),
+            Builtin::Make(Make::Eye) => (1, Some(2), &["n", DTYPE_PARAM]),
+            Builtin::Make(Make::Tensor) => (1, Some(2), &["list", DTYPE_PARAM]),
+            Builtin::Make(Make::Rand) | Builtin::Make(Make::Randn) => {
+                (1, Some(3), &["shape", DTYPE_PARAM, "seed"])
+            }
         };
         Signature { min, max, params }
     }
@@ -271,13 +319,18 @@ impl Builtin {
     pub fn result_type(self, args: &[Ty]) -> Ty {
         let first = args.first().cloned().unwrap_or(Ty::Unknown);
         match self {
-            Builtin::Print | Builtin::Assert | Builtin::WriteText | Builtin::SaveNpy => Ty::Unit,
-            Builtin::ReadCsv => Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Unknown))), Box::new(Ty::Str)),
-            Builtin::LoadNpy => Ty::Tensor(None),
-            Builtin::Str | Builtin::ReadText => Ty::Str,
-            Builtin::Args => Ty::Arr(Box::new(Ty::Str)),
-            Builtin::Range => Ty::Range,
-            Builtin::Arr => Ty::Arr(Box::new(match first {
+            Builtin::Host(HostFn::Print)
+            | Builtin::Host(HostFn::Assert)
+            | Builtin::Host(HostFn::WriteText)
+            | Builtin::Host(HostFn::SaveNpy) => Ty::Unit,
+            Builtin::Host(HostFn::ReadCsv) => {
+                Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Unknown))), Box::new(Ty::Str))
+            }
+            Builtin::Host(HostFn::LoadNpy) => Ty::Tensor(None),
+            Builtin::Host(HostFn::Str) | Builtin::Host(HostFn::ReadText) => Ty::Str,
+            Builtin::Host(HostFn::Args) => Ty::Arr(Box::new(Ty::Str)),
+            Builtin::Host(HostFn::Range) => Ty::Range,
+            Builtin::Host(HostFn::Arr) => Ty::Arr(Box::new(match first {
                 Ty::Range => Ty::Int,
                 Ty::Arr(t) => *t,
                 // The others fail at run time.
@@ -295,41 +348,44 @@ impl Builtin {
                 | Ty::Fn(..)
                 | Ty::Struct(_) => Ty::Unknown,
             })),
-            Builtin::Len | Builtin::Int => Ty::Int,
-            Builtin::Float | Builtin::Clock => Ty::F64,
-            Builtin::Ok => Ty::Res(Box::new(first), Box::new(Ty::Unknown)),
-            Builtin::Err => Ty::Res(Box::new(Ty::Unknown), Box::new(first)),
-            Builtin::Some => Ty::Opt(Box::new(first)),
+            Builtin::Host(HostFn::Len) | Builtin::Host(HostFn::Int) => Ty::Int,
+            Builtin::Host(HostFn::Float) | Builtin::Host(HostFn::Clock) => Ty::F64,
+            Builtin::Host(HostFn::Ok) => Ty::Res(Box::new(first), Box::new(Ty::Unknown)),
+            Builtin::Host(HostFn::Err) => Ty::Res(Box::new(Ty::Unknown), Box::new(first)),
+            Builtin::Host(HostFn::Some) => Ty::Opt(Box::new(first)),
             Builtin::Op(op) => host_op_result(op, args),
-            Builtin::Zeros
-            | Builtin::Ones
-            | Builtin::Full
-            | Builtin::Arange
-            | Builtin::Linspace
-            | Builtin::Eye
-            | Builtin::Tensor
-            | Builtin::Rand
-            | Builtin::Randn => Ty::Tensor(None),
-            Builtin::ZerosLike | Builtin::OnesLike => Ty::Tensor(first.tensor_dtype()),
-            Builtin::F64Bits => Ty::Int,
-            Builtin::F64FromBits => Ty::F64,
-            Builtin::Tape => Ty::Tape,
-            Builtin::Backward | Builtin::BackwardScaled => {
+            Builtin::Make(Make::Zeros)
+            | Builtin::Make(Make::Ones)
+            | Builtin::Make(Make::Full)
+            | Builtin::Make(Make::Arange)
+            | Builtin::Make(Make::Linspace)
+            | Builtin::Make(Make::Eye)
+            | Builtin::Make(Make::Tensor)
+            | Builtin::Make(Make::Rand)
+            | Builtin::Make(Make::Randn) => Ty::Tensor(None),
+            Builtin::Make(Make::ZerosLike) | Builtin::Make(Make::OnesLike) => {
+                Ty::Tensor(first.tensor_dtype())
+            }
+            Builtin::Host(HostFn::F64Bits) => Ty::Int,
+            Builtin::Host(HostFn::F64FromBits) => Ty::F64,
+            Builtin::Autodiff(Autodiff::Tape) => Ty::Tape,
+            Builtin::Autodiff(Autodiff::Backward) | Builtin::Autodiff(Autodiff::BackwardScaled) => {
                 Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Tensor(None)))), Box::new(Ty::Str))
             }
-            Builtin::GradsFinite => Ty::Bool,
+            Builtin::Autodiff(Autodiff::GradsFinite) => Ty::Bool,
             // A gradient with respect to x has dtype grad_dtype(x) (spec §8).
-            Builtin::Jvp => Ty::Tensor(None),
-            Builtin::Jacobian | Builtin::Hessian => match args.get(1) {
+            Builtin::Autodiff(Autodiff::Jvp) => Ty::Tensor(None),
+            Builtin::Autodiff(Autodiff::Jacobian) | Builtin::Autodiff(Autodiff::Hessian) => match args.get(1)
+            {
                 Some(Ty::Tensor(d)) => Ty::Tensor(d.map(twill_tensor::promote::grad_dtype)),
                 _ => Ty::Tensor(None),
             },
-            Builtin::Grad | Builtin::Vjp => match args.get(1) {
+            Builtin::Autodiff(Autodiff::Grad) | Builtin::Autodiff(Autodiff::Vjp) => match args.get(1) {
                 Some(Ty::Tensor(d)) => Ty::Tensor(d.map(twill_tensor::promote::grad_dtype)),
                 Some(Ty::Arr(_)) => Ty::Arr(Box::new(Ty::Tensor(None))),
                 _ => Ty::Unknown,
             },
-            Builtin::ValueAndGrad => Ty::Arr(Box::new(Ty::Unknown)),
+            Builtin::Autodiff(Autodiff::ValueAndGrad) => Ty::Arr(Box::new(Ty::Unknown)),
         }
     }
 }

@@ -16,8 +16,8 @@ use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
 use crate::builtins::{
-    host_method_type, recv_kind, Builtin, ConstValue, Constant, Ctor, HostMethod, MethodRef, Recv,
-    TensorField, DTYPE_PARAM,
+    host_method_type, recv_kind, Builtin, ConstValue, Constant, Ctor, HostFn, HostMethod, Make, MethodRef,
+    Recv, TensorField, DTYPE_PARAM,
 };
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
 use crate::types::{RtType, Ty, TypeName};
@@ -1890,7 +1890,7 @@ impl Pass<'_> {
                     let second_is_dtype = args.iter().filter(|a| a.name.is_none()).nth(1).is_some_and(
                         |a| matches!(&a.value.kind, A::Name(x) if DType::from_name(x).is_some()),
                     );
-                    if b == Builtin::Arange && npos == 2 && second_is_dtype {
+                    if b == Builtin::Make(Make::Arange) && npos == 2 && second_is_dtype {
                         dpos = 1;
                     }
                     ty = Ty::Tensor(self.literal_dtype_arg(args, dpos));
@@ -1905,7 +1905,7 @@ impl Pass<'_> {
                     }
                 });
                 let mut raw = raw;
-                if b == Builtin::Print && self.ck.crosscheck {
+                if b == Builtin::Host(HostFn::Print) && self.ck.crosscheck {
                     let mut pos_tys = tys.iter();
                     for a in raw.iter_mut().filter(|a| a.name.is_none()) {
                         if let Some(Ty::Tensor(Some(d))) = pos_tys.next() {

@@ -10,7 +10,7 @@
 
 use std::rc::Rc;
 
-use twill_check::builtins::{Builtin, HostMethod, MethodRef, TensorField};
+use twill_check::builtins::{Builtin, HostFn, HostMethod, Make, MethodRef, TensorField};
 use twill_check::hir::{self, Member, Sym};
 use twill_syntax::Span;
 use twill_tensor::math;
@@ -282,17 +282,22 @@ pub(crate) fn call_builtin(
     at: ArgSpans,
     span: Span,
 ) -> R<Value> {
-    if let Builtin::Op(op) = b {
-        return builtin_op(op, slots, at, span);
-    }
-    if is_constructor(b) {
-        return tensor_builtin(b, slots, span);
-    }
-    // The other builtins take positional arguments only.
-    let argv: Vec<Value> = slots.into_iter().flatten().collect();
-    let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
     match b {
-        Builtin::Print => {
+        Builtin::Op(op) => builtin_op(op, slots, at, span),
+        Builtin::Make(m) => tensor_builtin(m, slots, span),
+        // The others take positional arguments only.
+        Builtin::Autodiff(a) => {
+            crate::autodiff::functional::autodiff_builtin(cx, a, slots.into_iter().flatten().collect(), span)
+        }
+        Builtin::Host(h) => host_builtin(cx, h, slots.into_iter().flatten().collect(), span),
+    }
+}
+
+/// A builtin of host values on its positional arguments.
+fn host_builtin(cx: &mut dyn Cx, h: HostFn, argv: Vec<Value>, span: Span) -> R<Value> {
+    let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
+    match h {
+        HostFn::Print => {
             let mut line = String::new();
             for (i, a) in argv.iter().enumerate() {
                 if i > 0 {
@@ -306,11 +311,11 @@ pub(crate) fn call_builtin(
             }
             Ok(Value::Unit)
         }
-        Builtin::Str => Ok(Value::str(display(&arg(0)))),
-        Builtin::Args => Ok(Value::Arr(Rc::new(
+        HostFn::Str => Ok(Value::str(display(&arg(0)))),
+        HostFn::Args => Ok(Value::Arr(Rc::new(
             cx.host().args().iter().map(|a| Value::str(a.clone())).collect(),
         ))),
-        Builtin::Range => {
+        HostFn::Range => {
             let mut ints = Vec::new();
             for (i, a) in argv.iter().enumerate() {
                 match a {
@@ -338,7 +343,7 @@ pub(crate) fn call_builtin(
             }
             Ok(Value::Range(Rc::new(RangeVal { start, stop, step })))
         }
-        Builtin::Arr => match arg(0) {
+        HostFn::Arr => match arg(0) {
             Value::Range(r) => {
                 let n = r.len();
                 if n > MAX_ARR_LEN {
@@ -357,7 +362,7 @@ pub(crate) fn call_builtin(
                 format!("`arr` cannot make an Arr from a `{}`", other.type_name()),
             ),
         },
-        Builtin::Len => match arg(0) {
+        HostFn::Len => match arg(0) {
             Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
             Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
             Value::Range(r) => Ok(Value::Int(r.len() as i64)),
@@ -372,7 +377,7 @@ pub(crate) fn call_builtin(
                 ),
             ),
         },
-        Builtin::Int => match arg(0) {
+        HostFn::Int => match arg(0) {
             Value::Int(i) => Ok(Value::Int(i)),
             Value::Bool(b) => Ok(Value::Int(b as i64)),
             Value::F64(x) => {
@@ -392,7 +397,7 @@ pub(crate) fn call_builtin(
             },
             other => fail(span, format!("cannot convert a `{}` to Int", other.type_name())),
         },
-        Builtin::Float => match arg(0) {
+        HostFn::Float => match arg(0) {
             Value::Int(i) => Ok(Value::F64(i as f64)),
             Value::F64(x) => Ok(Value::F64(x)),
             Value::Bool(b) => Ok(Value::F64(b as i64 as f64)),
@@ -402,10 +407,10 @@ pub(crate) fn call_builtin(
             },
             other => fail(span, format!("cannot convert a `{}` to F64", other.type_name())),
         },
-        Builtin::Ok => Ok(Value::Ok(Rc::new(arg(0)))),
-        Builtin::Err => Ok(Value::Err(Rc::new(arg(0)))),
-        Builtin::Some => Ok(Value::Some(Rc::new(arg(0)))),
-        Builtin::Assert => match arg(0) {
+        HostFn::Ok => Ok(Value::Ok(Rc::new(arg(0)))),
+        HostFn::Err => Ok(Value::Err(Rc::new(arg(0)))),
+        HostFn::Some => Ok(Value::Some(Rc::new(arg(0)))),
+        HostFn::Assert => match arg(0) {
             Value::Bool(true) => Ok(Value::Unit),
             Value::Bool(false) => {
                 let msg = argv.get(1).map(display).unwrap_or_default();
@@ -420,7 +425,7 @@ pub(crate) fn call_builtin(
                 format!("`assert` needs a Bool, not `{}`", other.type_name()),
             ),
         },
-        Builtin::ReadText => {
+        HostFn::ReadText => {
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`read_text` needs a path (Str)");
             };
@@ -432,7 +437,7 @@ pub(crate) fn call_builtin(
                 Err(e) => fail_as(ErrorKind::Io, span, format!("cannot read {path}: {e}")),
             }
         }
-        Builtin::ReadCsv => {
+        HostFn::ReadCsv => {
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`read_csv` needs a path (Str)");
             };
@@ -441,13 +446,13 @@ pub(crate) fn call_builtin(
                 Err(m) => Value::Err(Rc::new(Value::str(m))),
             })
         }
-        Builtin::LoadNpy => {
+        HostFn::LoadNpy => {
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`load_npy` needs a path (Str)");
             };
             crate::data::load_npy(cx.host(), path.as_str()).or_else(|m| fail_as(ErrorKind::Io, span, m))
         }
-        Builtin::SaveNpy => {
+        HostFn::SaveNpy => {
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`save_npy` needs a path (Str) and a tensor");
             };
@@ -462,7 +467,7 @@ pub(crate) fn call_builtin(
                 .map(|_| Value::Unit)
                 .or_else(|m| fail_as(ErrorKind::Io, span, m))
         }
-        Builtin::WriteText => {
+        HostFn::WriteText => {
             let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
                 return fail(span, "`write_text` needs a path and a Str");
             };
@@ -471,18 +476,8 @@ pub(crate) fn call_builtin(
                 .or_else(|e| fail_as(ErrorKind::Io, span, format!("cannot write {path}: {e}")))?;
             Ok(Value::Unit)
         }
-        Builtin::Clock => Ok(Value::F64(cx.host().clock())),
-        Builtin::Tape
-        | Builtin::Backward
-        | Builtin::BackwardScaled
-        | Builtin::GradsFinite
-        | Builtin::Grad
-        | Builtin::ValueAndGrad
-        | Builtin::Vjp
-        | Builtin::Jvp
-        | Builtin::Jacobian
-        | Builtin::Hessian => crate::autodiff::functional::autodiff_builtin(cx, b, argv, span),
-        Builtin::F64Bits => match arg(0) {
+        HostFn::Clock => Ok(Value::F64(cx.host().clock())),
+        HostFn::F64Bits => match arg(0) {
             Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
             Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),
             other => fail(
@@ -490,25 +485,13 @@ pub(crate) fn call_builtin(
                 format!("`f64_bits` needs an F64, not `{}`", other.type_name()),
             ),
         },
-        Builtin::F64FromBits => match arg(0) {
+        HostFn::F64FromBits => match arg(0) {
             Value::Int(i) => Ok(Value::F64(f64::from_bits(i as u64))),
             other => fail(
                 span,
                 format!("`f64_from_bits` needs an Int, not `{}`", other.type_name()),
             ),
         },
-        Builtin::Op(_)
-        | Builtin::Zeros
-        | Builtin::Ones
-        | Builtin::Full
-        | Builtin::Arange
-        | Builtin::Linspace
-        | Builtin::Eye
-        | Builtin::Tensor
-        | Builtin::ZerosLike
-        | Builtin::OnesLike
-        | Builtin::Rand
-        | Builtin::Randn => fail(span, format!("`{}` was dispatched above", b.name())),
     }
 }
 
@@ -800,52 +783,31 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
     }
 }
 
-/// The tensor constructors, which bind keywords (`dt=`) and read their
-/// arguments by slot.
-fn is_constructor(b: Builtin) -> bool {
-    matches!(
-        b,
-        Builtin::Zeros
-            | Builtin::Ones
-            | Builtin::Full
-            | Builtin::Arange
-            | Builtin::Linspace
-            | Builtin::Eye
-            | Builtin::Tensor
-            | Builtin::ZerosLike
-            | Builtin::OnesLike
-            | Builtin::Rand
-            | Builtin::Randn
-    )
-}
-
-// Only the constructors are dispatched here (`is_constructor`); the
-// wildcard arm answers the others.
-#[allow(clippy::wildcard_enum_match_arm)]
-pub(crate) fn tensor_builtin(b: Builtin, a: Vec<Option<Value>>, span: Span) -> R<Value> {
+pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Value> {
+    let name = Builtin::Make(b).name();
     let get = |i: usize| a.get(i).and_then(|v| v.as_ref());
     let need = |i: usize, name: &str| -> R<&Value> {
         get(i).map_or_else(
-            || fail(span, format!("`{}` needs its `{name}` argument", b.name())),
+            || fail(span, format!("`{}` needs its `{name}` argument", name)),
             Ok,
         )
     };
     let result = match b {
-        Builtin::Zeros | Builtin::Ones => {
+        Make::Zeros | Make::Ones => {
             let shape = shape_arg(need(0, "shape")?, span)?;
             let dt = dtype_arg(get(1), span)?;
-            if b == Builtin::Zeros {
+            if b == Make::Zeros {
                 Tensor::zeros(shape, dt)
             } else {
                 Tensor::full(shape, Scalar::I32(1), dt)
             }
         }
-        Builtin::Full => {
+        Make::Full => {
             let shape = shape_arg(need(0, "shape")?, span)?;
             let value = value_scalar(need(1, "value")?, span, "the fill value")?;
             Tensor::full(shape, value, dtype_arg(get(2), span)?)
         }
-        Builtin::Arange => {
+        Make::Arange => {
             // arange(n), arange(n, dt), arange(a, b), arange(a, b, step, dt)
             let (start, stop, step, dt) = match (get(0), get(1)) {
                 (Some(n), None) | (Some(n), Some(Value::DType(_))) => {
@@ -868,7 +830,7 @@ pub(crate) fn tensor_builtin(b: Builtin, a: Vec<Option<Value>>, span: Span) -> R
             };
             construct::arange(start, stop, step, dt)
         }
-        Builtin::Linspace => {
+        Make::Linspace => {
             let start = number_arg(need(0, "a")?, span, "the start")?;
             let stop = number_arg(need(1, "b")?, span, "the end")?;
             let n = int_arg(need(2, "n")?, span, "the count")?;
@@ -876,13 +838,13 @@ pub(crate) fn tensor_builtin(b: Builtin, a: Vec<Option<Value>>, span: Span) -> R
                 .or_else(|_| fail(span, format!("`linspace` count cannot be negative ({n})")))?;
             construct::linspace(start, stop, n, dtype_arg(get(3), span)?)
         }
-        Builtin::Eye => {
+        Make::Eye => {
             let n = int_arg(need(0, "n")?, span, "the size")?;
             let n =
                 usize::try_from(n).or_else(|_| fail(span, format!("`eye` size cannot be negative ({n})")))?;
             construct::eye(n, dtype_arg(get(1), span)?)
         }
-        Builtin::Tensor => {
+        Make::Tensor => {
             let dt = dtype_arg(get(1), span)?;
             match need(0, "list")? {
                 v @ (Value::Tensor(_) | Value::Tracked(_)) => v
@@ -906,9 +868,9 @@ pub(crate) fn tensor_builtin(b: Builtin, a: Vec<Option<Value>>, span: Span) -> R
                 }
             }
         }
-        Builtin::ZerosLike | Builtin::OnesLike => match need(0, "x")?.as_tensor() {
+        Make::ZerosLike | Make::OnesLike => match need(0, "x")?.as_tensor() {
             Some(t) => {
-                let v = if b == Builtin::ZerosLike {
+                let v = if b == Make::ZerosLike {
                     Scalar::I32(0)
                 } else {
                     Scalar::I32(1)
@@ -918,28 +880,23 @@ pub(crate) fn tensor_builtin(b: Builtin, a: Vec<Option<Value>>, span: Span) -> R
             None => {
                 return fail(
                     span,
-                    format!(
-                        "`{}` needs a tensor, not `{}`",
-                        b.name(),
-                        need(0, "x")?.type_name()
-                    ),
+                    format!("`{}` needs a tensor, not `{}`", name, need(0, "x")?.type_name()),
                 )
             }
         },
-        Builtin::Rand | Builtin::Randn => {
+        Make::Rand | Make::Randn => {
             let shape = shape_arg(need(0, "shape")?, span)?;
             let dt = dtype_arg(get(1), span)?;
             let seed = match get(2) {
                 Some(v) => int_arg(v, span, "the seed")?,
                 None => 0,
             };
-            if b == Builtin::Rand {
+            if b == Make::Rand {
                 construct::rand(shape, dt, seed as u64)
             } else {
                 construct::randn(shape, dt, seed as u64)
             }
         }
-        _ => return fail(span, format!("`{}` is not a tensor constructor", b.name())),
     };
     result.map(tensor_value).or_else(|e| terr(span, e))
 }

@@ -15,7 +15,7 @@
 
 use std::rc::Rc;
 
-use twill_check::builtins::Builtin;
+use twill_check::builtins::{Autodiff, Builtin};
 use twill_syntax::Span;
 use twill_tensor::promote::grad_dtype;
 use twill_tensor::Tensor;
@@ -148,17 +148,18 @@ fn jacobian_rows(tp: &TapeVal, root: &Value, input: &Tensor, span: Span) -> R<Va
 }
 
 /// The autodiff builtins.
-// Only the autodiff builtins are dispatched here (by `call_builtin`); the
-// wildcard arm answers the others.
-#[allow(clippy::wildcard_enum_match_arm)]
-pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Builtin, argv: Vec<Value>, span: Span) -> R<Value> {
+pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Autodiff, argv: Vec<Value>, span: Span) -> R<Value> {
     let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
     let tape_arg = |v: &Value| -> R<Rc<TapeVal>> {
         match v {
             Value::Tape(t) => Ok(t.clone()),
             other => fail(
                 span,
-                format!("`{}` needs a Tape, not `{}`", b.name(), other.type_name()),
+                format!(
+                    "`{}` needs a Tape, not `{}`",
+                    Builtin::Autodiff(b).name(),
+                    other.type_name()
+                ),
             ),
         }
     };
@@ -169,12 +170,12 @@ pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Builtin, argv: Vec<Value>, sp
         }
     };
     match b {
-        Builtin::Tape => Ok(Value::Tape(Rc::new(TapeVal::new()))),
-        Builtin::Backward => {
+        Autodiff::Tape => Ok(Value::Tape(Rc::new(TapeVal::new()))),
+        Autodiff::Backward => {
             let tp = tape_arg(&arg(0))?;
             Ok(res(backward(&tp, &arg(1), &arg(2))))
         }
-        Builtin::BackwardScaled => {
+        Autodiff::BackwardScaled => {
             let tp = tape_arg(&arg(0))?;
             let scale = match arg(3) {
                 Value::F64(s) => s,
@@ -197,18 +198,18 @@ pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Builtin, argv: Vec<Value>, sp
             }
             Ok(res(backward_scaled(&tp, &arg(1), &arg(2), scale)))
         }
-        Builtin::GradsFinite => grads_finite(&arg(0)).map(Value::Bool).or_else(|m| fail(span, m)),
-        Builtin::Grad => Ok(grad_of(cx, &arg(0), &arg(1), "grad", span)?.1),
-        Builtin::ValueAndGrad => {
+        Autodiff::GradsFinite => grads_finite(&arg(0)).map(Value::Bool).or_else(|m| fail(span, m)),
+        Autodiff::Grad => Ok(grad_of(cx, &arg(0), &arg(1), "grad", span)?.1),
+        Autodiff::ValueAndGrad => {
             let (v, g) = grad_of(cx, &arg(0), &arg(1), "value_and_grad", span)?;
             Ok(arr(vec![v, g]))
         }
-        Builtin::Vjp => {
+        Autodiff::Vjp => {
             let (tp, y) = record_call(cx, &arg(0), &arg(1), "vjp", span)?;
             run_backward(&tp, &y, &arg(2), matches!(arg(1), Value::Arr(_)), span)
         }
-        Builtin::Jvp => jvp(cx, &arg(0), &arg(1), &arg(2), span),
-        Builtin::Jacobian => {
+        Autodiff::Jvp => jvp(cx, &arg(0), &arg(1), &arg(2), span),
+        Autodiff::Jacobian => {
             let (f, x) = (arg(0), arg(1));
             let Some(xt) = base(&x).cloned() else {
                 return fail(
@@ -219,7 +220,7 @@ pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Builtin, argv: Vec<Value>, sp
             let (tp, y) = record_call(cx, &f, &x, "jacobian", span)?;
             jacobian_rows(&tp, &y, &xt, span)
         }
-        Builtin::Hessian => {
+        Autodiff::Hessian => {
             let (f, x) = (arg(0), arg(1));
             let Some(xt) = base(&x).cloned() else {
                 return fail(span, format!("`hessian` needs a tensor, not `{}`", x.type_name()));
@@ -230,7 +231,6 @@ pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Builtin, argv: Vec<Value>, sp
             let h = jacobian_rows(&outer, &g, &xt, span)?;
             Ok(outside(&h, &outer))
         }
-        _ => fail(span, format!("`{}` is not an autodiff builtin", b.name())),
     }
 }
 
