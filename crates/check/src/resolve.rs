@@ -909,8 +909,11 @@ impl Pass<'_> {
             }
             StmtKind::Import(_) => {
                 self.err(
-                    Diagnostic::error(s.span, "`import` is reserved but not supported yet")
-                        .with_note("a program is one file; the standard library is always available"),
+                    Diagnostic::error(
+                        s.span,
+                        "`import` is reserved: this version of twill has no modules",
+                    )
+                    .with_note("a program is one file; the standard library is always available"),
                 );
                 Ty::Unit
             }

@@ -16,10 +16,6 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
-// `clippy::wildcard_enum_match_arm` is allowed in the modules being rewritten
-// for typed operations (issue 10): their `_`/`other` arms over Value, Ty,
-// BinOp, Builtin and MathFn are catch-all type errors today, and the rewrite
-// replaces them; the allow goes when it lands.
 pub mod autodiff;
 mod bridge;
 mod builtins;

@@ -6,6 +6,7 @@
 //! core crates), and [`CaptureHost`] keeps all of it in memory so a test,
 //! a notebook kernel or an editor can run a program and read what it wrote.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 // IO only through twill_host::Host; see clippy.toml for the rule and why.
 #![cfg_attr(
     not(test),

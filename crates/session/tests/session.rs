@@ -2,6 +2,11 @@
 //! a `CollectReporter` for the terminal, so each test sees exactly what
 //! `twill run` or the REPL would print, without a subprocess.
 
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// Test code picks the cases it checks and treats the rest alike.
+#![allow(clippy::wildcard_enum_match_arm)]
+
 use twill_session::{CaptureHost, CollectReporter, Flow, Mode, Options, Session, Status};
 
 fn session(host: &CaptureHost) -> Session {

@@ -79,7 +79,7 @@ pub fn result(op: Op, args: &[Input]) -> Option<DType> {
         for a in inputs {
             match a {
                 Input::Tensor(Some(x)) => d = Some(d.map_or(*x, |y| promote(y, *x))),
-                _ => return None,
+                Input::Tensor(None) | Input::Scalar(_) | Input::Other => return None,
             }
         }
         d.map(|d| if d.is_float() { d } else { DType::I32 })

@@ -237,7 +237,27 @@ pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, TensorErro
         BinaryOp::Shl | BinaryOp::Shr if dt.is_float() || dt == DType::Bool => {
             return err(format!("`{sym}` needs integer tensors, not {dt}"));
         }
-        _ => {}
+        // Every dtype is accepted (a new operator decides here).
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Mod
+        | BinaryOp::Pow
+        | BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Le
+        | BinaryOp::Gt
+        | BinaryOp::Ge
+        | BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor
+        | BinaryOp::Shl
+        | BinaryOp::Shr
+        | BinaryOp::Maximum
+        | BinaryOp::Minimum => {}
     }
     // `/` cannot give an integer (seed 000: integers promote to f32). Its
     // operands meet in `dt` first, so a weak Int must still fit there.
@@ -1191,7 +1211,18 @@ fn float_unary<T: Flt>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         Unary::IsNan => map1(x, |a: T| a.wide().is_nan()),
         Unary::IsInf => map1(x, |a: T| a.wide().is_infinite()),
         Unary::IsFinite => map1(x, |a: T| a.wide().is_finite()),
-        _ => err(format!("internal error: `{u:?}` reached the float kernels")),
+        // The transcendentals take the `transcendental` path.
+        Unary::Exp
+        | Unary::Log
+        | Unary::Log1p
+        | Unary::Expm1
+        | Unary::Sqrt
+        | Unary::Rsqrt
+        | Unary::Sin
+        | Unary::Cos
+        | Unary::Tan
+        | Unary::Tanh
+        | Unary::Sigmoid => err(format!("internal error: `{u:?}` reached the float kernels")),
     }
 }
 
@@ -1205,7 +1236,18 @@ fn int_unary<T: Int>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         Unary::Floor | Unary::Ceil | Unary::Round => Ok(x.contiguous()),
         Unary::IsNan | Unary::IsInf => map1(x, |_: T| false),
         Unary::IsFinite => map1(x, |_: T| true),
-        _ => err(format!("internal error: `{u:?}` reached the integer kernels")),
+        // An integer input of a transcendental is promoted first.
+        Unary::Exp
+        | Unary::Log
+        | Unary::Log1p
+        | Unary::Expm1
+        | Unary::Sqrt
+        | Unary::Rsqrt
+        | Unary::Sin
+        | Unary::Cos
+        | Unary::Tan
+        | Unary::Tanh
+        | Unary::Sigmoid => err(format!("internal error: `{u:?}` reached the integer kernels")),
     }
 }
 
@@ -1223,7 +1265,17 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Round => Ok(x.contiguous()),
         Unary::IsNan | Unary::IsInf => map1(x, |_: bool| false),
         Unary::IsFinite => map1(x, |_: bool| true),
-        _ => err(format!("internal error: `{u:?}` reached the bool kernels")),
+        Unary::Exp
+        | Unary::Log
+        | Unary::Log1p
+        | Unary::Expm1
+        | Unary::Sqrt
+        | Unary::Rsqrt
+        | Unary::Sin
+        | Unary::Cos
+        | Unary::Tan
+        | Unary::Tanh
+        | Unary::Sigmoid => err(format!("internal error: `{u:?}` reached the bool kernels")),
     }
 }
 

@@ -1,13 +1,16 @@
-//! The tensor operations of spec §4.1 as one table. Each operation is an
-//! [`OpSpec`]: its name, its parameters (positional order, which are
-//! required — the same names work as keywords) and its kernel. The checker
-//! reads names and parameters from here, the evaluator dispatches through
-//! [`call`], and the oracle tests call the same entry point, so an
-//! operation exists in exactly one place.
+//! The registry of tensor operations (spec §4.1): the `registry!` table
+//! generates [`Op`], one enum value per operation, and its [`OpSpec`] — the
+//! name, the parameters (positional order; the same names are the
+//! keywords), the result-dtype [`Rule`], which operands promote, whether it
+//! is differentiated, how it applies to host numbers, the help text and the
+//! kernel. The checker resolves names to `Op` here (and only the checker
+//! calls [`Op::from_name`]); the evaluator and the oracle tests run kernels
+//! through [`call`]. An operation's facts live in this one table.
 //!
-//! Each submodule owns a group of operations and exports its `OPS`, except
-//! `adjoint`, whose kernels (the adjoints autodiff needs) are not user
-//! operations and stay out of the table.
+//! The kernels live in the submodules by group (`elementwise`, `reduce`,
+//! `order`, `shape`, `contract`), written against [`Args`] (`args`);
+//! `dtypes` applies the rule column for the checker; `adjoint` holds the
+//! kernels only autodiff needs, which are not user operations.
 
 pub mod adjoint;
 mod args;

@@ -57,7 +57,13 @@ pub(super) fn einsum_op(args: &Args) -> Result<Out, TensorError> {
     for (i, a) in args.rest.iter().enumerate() {
         match a {
             Arg::Tensor(t) => operands.push(t),
-            other => {
+            other @ (Arg::Int(_)
+            | Arg::Float(_)
+            | Arg::Bool(_)
+            | Arg::DType(_)
+            | Arg::Ints(_)
+            | Arg::Tensors(_)
+            | Arg::Str(_)) => {
                 return fail(format!(
                     "`einsum`: operand {} must be a tensor, not `{}`",
                     i + 1,
