@@ -16,12 +16,13 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TWILL = os.path.join(ROOT, "target", "release", "twill")
+TWILL = os.environ.get("TWILL", os.path.join(ROOT, "target", "release", "twill"))
 RUNS = int(os.environ.get("RUNS", "5"))
 LABELS = {
     "loop_iteration": "loop iteration binding a (baseline)",
     "add_untracked": "a + b, 4 elements, untracked",
     "mul_tracked": "x * y, 4 elements, tracked on a tape",
+    "sum_keyword": "a.sum(axis=0), 4 elements, keyword argument",
 }
 
 
