@@ -75,7 +75,11 @@ fn slice_indices(
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
         out.push(i as usize);
-        i += step;
+        // A step that leaves the i64 range has left the sequence too.
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
     }
     Ok(out)
 }
@@ -365,7 +369,20 @@ fn host_builtin(cx: &mut dyn Cx, h: HostFn, argv: Vec<Value>, span: Span) -> R<V
         HostFn::Len => match arg(0) {
             Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
             Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
-            Value::Range(r) => Ok(Value::Int(r.len() as i64)),
+            Value::Range(r) => match i64::try_from(r.len()) {
+                Ok(n) => Ok(Value::Int(n)),
+                Err(_) => fail_as(
+                    ErrorKind::Overflow,
+                    span,
+                    format!(
+                        "Int overflow: range({}, {}, {}) has {} elements, more than an Int holds",
+                        r.start,
+                        r.stop,
+                        r.step,
+                        r.len()
+                    ),
+                ),
+            },
             v @ (Value::Tensor(_) | Value::Tracked(_)) if v.as_tensor().is_some_and(|t| t.ndim() > 0) => {
                 Ok(Value::Int(v.as_tensor().map_or(0, |t| t.shape()[0]) as i64))
             }
@@ -1024,5 +1041,8 @@ mod tests {
         assert_eq!(slice_indices(None, None, Some(2), 5), Ok(vec![0, 2, 4]));
         assert!(slice_indices(None, None, Some(0), 5).is_err());
         assert_eq!(slice_indices(Some(3), Some(1), None, 5), Ok(vec![]));
+        // A step near ±2^63 leaves the sequence after one element.
+        assert_eq!(slice_indices(Some(1), None, Some(i64::MAX), 10), Ok(vec![1]));
+        assert_eq!(slice_indices(None, None, Some(i64::MIN), 10), Ok(vec![9]));
     }
 }

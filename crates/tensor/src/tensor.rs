@@ -377,7 +377,22 @@ impl Tensor {
                     let (first, len, step) = slice_bounds(*start, *stop, *step, n)?;
                     offset += first as isize * stride;
                     shape.push(len as usize);
-                    strides.push(stride * step as isize);
+                    // With at most one element the stride is never used, and
+                    // a huge step times it need not fit.
+                    let new_stride = if len <= 1 {
+                        Some(stride)
+                    } else {
+                        isize::try_from(step).ok().and_then(|s| stride.checked_mul(s))
+                    };
+                    match new_stride {
+                        Some(s) => strides.push(s),
+                        None => {
+                            return Err(TensorError(format!(
+                                "slice step {step} is too large for axis {axis} (shape {})",
+                                shape_str(&self.shape)
+                            )))
+                        }
+                    }
                 }
                 None => {
                     shape.push(dim);
@@ -417,17 +432,22 @@ pub fn slice_bounds(
     let last = stop
         .map(|v| clamp(v, lo, hi))
         .unwrap_or(if step > 0 { n } else { -1 });
+    // In i128: with a step near ±2^63, `last - first + step - 1` and
+    // `-step` do not fit in an i64. The count is at most `n`, so it fits.
+    let (first_w, last_w, step_w) = (i128::from(first), i128::from(last), i128::from(step));
     let len = if step > 0 {
         if last > first {
-            (last - first + step - 1) / step
+            (last_w - first_w + step_w - 1) / step_w
         } else {
             0
         }
     } else if first > last {
-        (first - last - step - 1) / -step
+        (first_w - last_w - step_w - 1) / -step_w
     } else {
         0
     };
+    let len =
+        i64::try_from(len).map_err(|_| TensorError(format!("a slice of an axis of size {n} is too long")))?;
     Ok((if len == 0 { 0 } else { first }, len, step))
 }
 
@@ -511,6 +531,13 @@ mod tests {
         assert_eq!(slice_bounds(Some(3), Some(1), None, 5), Ok((0, 0, 1)));
         assert_eq!(slice_bounds(None, None, Some(2), 5), Ok((0, 3, 2)));
         assert!(slice_bounds(None, None, Some(0), 5).is_err());
+        // Steps near ±2^63 (NumPy: one element), and a huge axis.
+        assert_eq!(slice_bounds(None, None, Some(i64::MAX), 10), Ok((0, 1, i64::MAX)));
+        assert_eq!(slice_bounds(None, None, Some(i64::MIN), 10), Ok((9, 1, i64::MIN)));
+        assert_eq!(
+            slice_bounds(None, None, Some(1 << 62), i64::MAX),
+            Ok((0, 2, 1 << 62))
+        );
     }
 
     #[test]

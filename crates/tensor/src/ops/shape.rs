@@ -727,7 +727,24 @@ pub(super) fn concat(a: &Args) -> Result<Out, TensorError> {
                 ),
             );
         }
-        shape[ax] = shape[ax].saturating_add(p.shape()[ax]);
+        // A size must fit in an Int (shapes are Arr[Int]); a wrapped or
+        // saturated sum would be a wrong shape, not an error.
+        match shape[ax]
+            .checked_add(p.shape()[ax])
+            .filter(|&d| i64::try_from(d).is_ok())
+        {
+            Some(d) => shape[ax] = d,
+            None => {
+                return fail(
+                    a.op,
+                    format!(
+                        "the result would have {} + {} elements along axis {ax}, more than an Int can count",
+                        shape[ax],
+                        p.shape()[ax]
+                    ),
+                )
+            }
+        }
     }
     join(&pieces, ax, shape).map(Out::Tensor)
 }
