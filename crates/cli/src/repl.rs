@@ -68,9 +68,19 @@ fn piped() -> i32 {
         return Status::Runtime.code();
     };
     let mut buf = String::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        buf.push_str(&line);
+    for (number, bytes) in std::io::stdin().lock().split(b'\n').enumerate() {
+        let Ok(bytes) = bytes else { break };
+        // A line that is not UTF-8 is an error for its entry only.
+        let Ok(line) = String::from_utf8(bytes) else {
+            reporter.error(&format!(
+                "<stdin>:{}: this line is not valid UTF-8; the entry is discarded",
+                number + 1
+            ));
+            buf.clear();
+            continue;
+        };
+        let line = line.strip_suffix('\r').unwrap_or(&line);
+        buf.push_str(line);
         buf.push('\n');
         if complete(&buf) {
             if session.entry(&buf, &mut reporter) == Flow::Quit {

@@ -11,6 +11,10 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn twill(args: &[&str], stdin: &str) -> Output {
+    twill_bytes(args, stdin.as_bytes())
+}
+
+fn twill_bytes(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_twill"))
         .args(args)
         .env("NO_COLOR", "1")
@@ -24,7 +28,7 @@ fn twill(args: &[&str], stdin: &str) -> Output {
         .stdin
         .take()
         .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
+        .write_all(stdin)
         .expect("stdin accepts input");
     child.wait_with_output().expect("twill finishes")
 }
@@ -233,4 +237,46 @@ fn deeply_nested_expression_is_an_error_not_a_crash() {
     let o = twill(&["run", "-"], &src);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("nested too deeply"), "{}", stderr(&o));
+}
+
+#[test]
+fn repl_reports_a_line_that_is_not_utf8_and_goes_on() {
+    let o = twill_bytes(&["repl"], b"let a = 1\nprint(\"\xff\")\na + 1\n");
+    assert_eq!(stdout(&o), "2\n", "stderr: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: <stdin>:2: this line is not valid UTF-8"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn repl_unterminated_string_is_an_error_for_its_entry_only() {
+    let o = twill(&["repl"], "print(\"abc\nprint(1)\nprint(2)\n");
+    assert_eq!(stdout(&o), "1\n2\n", "stderr: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unterminated string literal"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_program() {
+    let o = twill_bytes(&["run", "-"], b"\xef\xbb\xbfprint(\"bom\")\n");
+    assert_eq!(stdout(&o), "bom\n", "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn bad_utf8_in_a_program_is_reported_at_its_line_and_column() {
+    let o = twill_bytes(&["run", "-"], b"print(1)\nlet s = \"a\xffb\"\n");
+    assert_eq!(stdout(&o), "");
+    assert!(
+        stderr(&o).contains("error: <stdin>:2:11: not valid UTF-8 (byte 0xff)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(2));
 }

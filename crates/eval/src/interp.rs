@@ -475,6 +475,15 @@ impl Interp {
                     check: None,
                 } if path.is_empty() => {
                     let mut v = self.operand(value, f)?;
+                    // `s += t` on a Str appends in place when the string is
+                    // not shared (copy on write otherwise), so a loop that
+                    // builds a string is linear, not quadratic.
+                    if let (Some(BinOp::Add), Value::Str(tail)) = (op, &v) {
+                        if let Some(Value::Str(head)) = self.place(*root, f) {
+                            Rc::make_mut(head).push_str(tail);
+                            continue;
+                        }
+                    }
                     if let Some(op) = op {
                         let cur = self.load(*root, f, *span)?;
                         v = match (&cur, &v, op) {

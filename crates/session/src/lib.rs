@@ -183,8 +183,7 @@ impl Session {
             let bytes = host
                 .read_stdin()
                 .map_err(|e| format!("cannot read standard input: {e}"))?;
-            let text =
-                String::from_utf8(bytes).map_err(|_| "standard input is not valid UTF-8".to_string())?;
+            let text = utf8_source("<stdin>", bytes)?;
             return Ok(self.sources.add("<stdin>", text));
         }
         let bytes = host.read_file(path).map_err(|e| {
@@ -196,7 +195,7 @@ impl Session {
             };
             format!("cannot read `{path}`: {reason}")
         })?;
-        let text = String::from_utf8(bytes).map_err(|_| format!("`{path}` is not valid UTF-8"))?;
+        let text = utf8_source(path, bytes)?;
         Ok(self.sources.add(path, text))
     }
 
@@ -335,4 +334,21 @@ impl Session {
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     }
+}
+
+/// A program's bytes as text: UTF-8, without a leading byte-order mark
+/// (editors on some systems write one; it is not part of the program). Bad
+/// UTF-8 is reported at the line and column where it starts.
+fn utf8_source(name: &str, mut bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let bytes = e.into_bytes();
+        let prefix = String::from_utf8_lossy(bytes.get(..good).unwrap_or(&[]));
+        let (line, col) = twill_syntax::span::line_col(&prefix, prefix.len());
+        let byte = bytes.get(good).copied().unwrap_or(0);
+        format!("{name}:{line}:{col}: not valid UTF-8 (byte 0x{byte:02x})")
+    })
 }

@@ -55,6 +55,10 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
     let mut recovered: Vec<ErrorRecovery<usize, Tok, ()>> = Vec::new();
     let tokens = lexed.tokens.into_iter().map(Ok::<_, ()>);
     let result = grammar::ProgramParser::new().parse(&mut recovered, file, tokens);
+    // No more input can repair a bad token (an unterminated string, a
+    // stray character): such input is wrong, not incomplete, so the REPL
+    // reports it instead of waiting for lines that cannot help.
+    let lex_failed = !lexed.errors.is_empty();
     let mut errors = lexed.errors;
     let lex_error_starts: Vec<u32> = errors.iter().map(|d| d.span.start).collect();
     let mut incomplete = lexed.open_brackets > 0;
@@ -100,7 +104,7 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
     Parsed {
         program,
         errors,
-        incomplete,
+        incomplete: incomplete && !lex_failed,
     }
 }
 
@@ -250,6 +254,8 @@ mod tests {
         assert!(parse("let x = 1 +", FileId(0)).incomplete);
         assert!(!parse("let x = 1", FileId(0)).incomplete);
         assert!(!parse("let x = )", FileId(0)).incomplete);
+        // An unterminated string cannot be closed on a later line.
+        assert!(!parse("print(\"abc", FileId(0)).incomplete);
     }
 
     #[test]
