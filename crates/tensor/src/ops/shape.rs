@@ -302,7 +302,18 @@ pub(super) fn split(a: &Args) -> Result<Out, TensorError> {
         Some(_) if n == 0 => vec![0],
         Some(c) => {
             let c = c as usize;
-            (0..n.div_ceil(c)).map(|i| c.min(n - i * c)).collect()
+            // The pieces are materialised, one view each: a count that
+            // cannot be allocated is an error, not an abort.
+            let count = n.div_ceil(c);
+            let mut sizes = Vec::new();
+            if sizes.try_reserve_exact(count).is_err() {
+                return fail(
+                    a.op,
+                    format!("cannot make {count} pieces of {c} from an axis of {n} elements"),
+                );
+            }
+            sizes.extend((0..count).map(|i| c.min(n - i * c)));
+            sizes
         }
         None => {
             let given = a.ints("sizes")?.unwrap_or_default();
@@ -444,6 +455,16 @@ pub(crate) fn packed(x: &Tensor) -> Result<Tensor, TensorError> {
 pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let shifts = a.ints("shift")?.unwrap_or_default();
+    if x.numel() == 0 {
+        // Nothing moves; the index tables below would be as long as an axis
+        // that holds no elements (and may be far too long to allocate).
+        if let Some(axes) = a.ints("axis")? {
+            for &ax in &axes {
+                a.about("axis", axis_of(a.op, ax, x.ndim()))?;
+            }
+        }
+        return Ok(Out::Tensor(x.contiguous()));
+    }
     let Some(axes) = a.ints("axis")? else {
         let flat = reshaped(x, vec![x.numel()])?;
         let total = shifts.iter().fold(0i128, |acc, &s| acc + i128::from(s));
