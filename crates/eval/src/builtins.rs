@@ -104,42 +104,18 @@ fn number(v: &Value) -> Option<f64> {
 }
 
 pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, Failure> {
-    if let Value::Int(i) = v {
-        match m {
-            Unary::Abs => {
-                return i
-                    .checked_abs()
-                    .map(Value::Int)
-                    .ok_or_else(|| Failure::new(ErrorKind::Overflow, format!("Int overflow: abs({i})")))
-            }
-            Unary::Neg => {
-                return i
-                    .checked_neg()
-                    .map(Value::Int)
-                    .ok_or_else(|| Failure::new(ErrorKind::Overflow, format!("Int overflow: neg({i})")))
-            }
-            // Every other function of an Int is taken of it as an F64.
-            Unary::Sign
-            | Unary::Relu
-            | Unary::Square
-            | Unary::Exp
-            | Unary::Log
-            | Unary::Log1p
-            | Unary::Expm1
-            | Unary::Sqrt
-            | Unary::Rsqrt
-            | Unary::Sin
-            | Unary::Cos
-            | Unary::Tan
-            | Unary::Tanh
-            | Unary::Sigmoid
-            | Unary::Floor
-            | Unary::Ceil
-            | Unary::Round
-            | Unary::IsNan
-            | Unary::IsInf
-            | Unary::IsFinite => {}
+    // `abs` and `neg` of an Int stay Int (checked); every other function of
+    // an Int is taken of it as an F64.
+    let overflow =
+        |what: &str, i: i64| Failure::new(ErrorKind::Overflow, format!("Int overflow: {what}({i})"));
+    match (v, m) {
+        (Value::Int(i), Unary::Abs) => {
+            return i.checked_abs().map(Value::Int).ok_or_else(|| overflow("abs", *i))
         }
+        (Value::Int(i), Unary::Neg) => {
+            return i.checked_neg().map(Value::Int).ok_or_else(|| overflow("neg", *i))
+        }
+        _ => {}
     }
     let Some(x) = number(v) else {
         return Err(format!("`{name}` needs a number or a tensor, not `{}`", v.type_name()).into());
@@ -207,6 +183,17 @@ fn nan_minimum(x: f64, y: f64) -> f64 {
     }
 }
 
+/// A method that takes `k` arguments, given `given`.
+fn arity(name: &str, k: usize, given: usize) -> Result<(), Failure> {
+    if given == k {
+        return Ok(());
+    }
+    Err(Failure::from(format!(
+        "`{name}` takes {k} argument{}, but {given} were given",
+        if k == 1 { "" } else { "s" }
+    )))
+}
+
 /// Methods that change an array in place (on a `var`).
 pub(crate) fn arr_mut_method(
     items: &mut Vec<Value>,
@@ -214,17 +201,7 @@ pub(crate) fn arr_mut_method(
     args: Vec<Value>,
 ) -> Result<Value, Failure> {
     let name = m.name();
-    let want = |k: usize| -> Result<(), Failure> {
-        if args.len() != k {
-            Err(Failure::from(format!(
-                "`{name}` takes {k} argument{}, but {} were given",
-                if k == 1 { "" } else { "s" },
-                args.len()
-            )))
-        } else {
-            Ok(())
-        }
-    };
+    let want = |k: usize| arity(name, k, args.len());
     match m {
         HostMethod::Push => {
             want(1)?;
@@ -593,20 +570,7 @@ pub(crate) fn call_method(
 }
 
 pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Value>, span: Span) -> R<Value> {
-    let want = |k: usize| -> R<()> {
-        if argv.len() != k {
-            fail(
-                span,
-                format!(
-                    "`{name}` takes {k} argument{}, but {} were given",
-                    if k == 1 { "" } else { "s" },
-                    argv.len()
-                ),
-            )
-        } else {
-            Ok(())
-        }
-    };
+    let want = |k: usize| arity(name, k, argv.len()).or_else(|f| fail_with(span, f));
     let str_arg = |i: usize| -> R<Rc<String>> {
         match argv.get(i) {
             Some(Value::Str(s)) => Ok(s.clone()),
@@ -925,20 +889,7 @@ pub(crate) fn tensor_method(
     argv: Vec<Value>,
     span: Span,
 ) -> R<Value> {
-    let want = |k: usize| -> R<()> {
-        if argv.len() != k {
-            fail(
-                span,
-                format!(
-                    "`{name}` takes {k} argument{}, but {} were given",
-                    if k == 1 { "" } else { "s" },
-                    argv.len()
-                ),
-            )
-        } else {
-            Ok(())
-        }
-    };
+    let want = |k: usize| arity(name, k, argv.len()).or_else(|f| fail_with(span, f));
     match m.host {
         Some(HostMethod::To) => {
             want(1)?;
