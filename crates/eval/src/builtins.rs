@@ -590,7 +590,11 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             M::Lower => want(0).map(|_| Value::str(s.to_lowercase())),
             M::Trim => want(0).map(|_| Value::str(s.trim())),
             M::Chars => {
-                want(0).map(|_| Value::Arr(Rc::new(s.chars().map(|c| Value::str(c.to_string())).collect())))
+                want(0)?;
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, s.chars().count()).or_else(|f| fail_with(span, f))?;
+                out.extend(s.chars().map(|c| Value::str(c.to_string())));
+                Ok(Value::Arr(Rc::new(out)))
             }
             M::Split => {
                 want(1)?;
@@ -598,9 +602,10 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 if sep.is_empty() {
                     return fail(span, "`split` needs a non-empty separator");
                 }
-                Ok(Value::Arr(Rc::new(
-                    s.split(sep.as_str()).map(Value::str).collect(),
-                )))
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, s.matches(sep.as_str()).count() + 1).or_else(|f| fail_with(span, f))?;
+                out.extend(s.split(sep.as_str()).map(Value::str));
+                Ok(Value::Arr(Rc::new(out)))
             }
             M::Contains => {
                 want(1)?;
@@ -620,7 +625,21 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 if a.is_empty() {
                     return fail(span, "`replace` needs a non-empty pattern");
                 }
-                Ok(Value::str(s.replace(a.as_str(), b.as_str())))
+                // The result's size is known before it is built: room for
+                // it first, so a replacement too large is an error.
+                let count = s.matches(a.as_str()).count() as u128;
+                let total = s.len() as u128 - count * a.len() as u128 + count * b.len() as u128;
+                let mut out = String::new();
+                ops::reserve_str(&mut out, usize::try_from(total).unwrap_or(usize::MAX))
+                    .or_else(|f| fail_with(span, f))?;
+                let mut rest = s.as_str();
+                while let Some(at) = rest.find(a.as_str()) {
+                    out.push_str(&rest[..at]);
+                    out.push_str(&b);
+                    rest = &rest[at + a.len()..];
+                }
+                out.push_str(rest);
+                Ok(Value::str(out))
             }
             M::Find => {
                 want(1)?;
@@ -651,8 +670,18 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             M::Join => {
                 want(1)?;
                 let sep = str_arg(0)?;
-                let parts: Vec<String> = items.iter().map(display).collect();
-                Ok(Value::str(parts.join(sep.as_str())))
+                let mut out = String::new();
+                for (i, v) in items.iter().enumerate() {
+                    let part = display(v);
+                    let piece = if i > 0 { sep.len() } else { 0 } + part.len();
+                    let want = out.len().saturating_add(piece);
+                    ops::reserve_str(&mut out, want).or_else(|f| fail_with(span, f))?;
+                    if i > 0 {
+                        out.push_str(&sep);
+                    }
+                    out.push_str(&part);
+                }
+                Ok(Value::str(out))
             }
             M::Push | M::Pop | M::Insert | M::Remove => fail(
                 span,

@@ -600,7 +600,7 @@ fn decode_npy(bytes: &[u8]) -> Result<Tensor, String> {
         // reverse the axes back.
         let reversed: Vec<usize> = shape.iter().rev().copied().collect();
         let t = Tensor::from_storage(storage, reversed).map_err(tensor_err)?;
-        Ok(t.reversed_axes().contiguous())
+        t.reversed_axes().contiguous().map_err(tensor_err)
     } else {
         Tensor::from_storage(storage, shape).map_err(tensor_err)
     }
@@ -668,8 +668,8 @@ fn encode_npy(t: &Tensor) -> Result<Vec<u8>, String> {
     header.push('\n');
     out.extend_from_slice(header.as_bytes());
 
-    let storage = t.to_storage();
-    out.reserve(storage.nbytes());
+    let storage = t.to_storage().map_err(|e| e.to_string())?;
+    out.try_reserve_exact(storage.nbytes()).map_err(|_| format!("cannot allocate {} bytes for the file", storage.nbytes()))?;
     dispatch!(in &storage, v => append_le_bytes(v, &mut out));
     Ok(out)
 }
@@ -723,7 +723,7 @@ mod tests {
             Value::Tensor(t) => {
                 assert_eq!(t.dtype(), DType::F64);
                 assert_eq!(t.ndim(), 1);
-                t.to_f64_vec()
+                t.to_f64_vec().expect("f64s")
             }
             other => panic!("expected a tensor, got {}", other.type_name()),
         }
@@ -915,13 +915,13 @@ mod tests {
         assert_eq!(bits(&t), want);
 
         let t = decode_npy(&fixture("big_f64_2x2.npy")).unwrap();
-        assert_eq!(t.to_f64_vec(), vec![1.5, -2.0, f64::INFINITY, 0.1]);
+        assert_eq!(t.to_f64_vec().expect("f64s"), vec![1.5, -2.0, f64::INFINITY, 0.1]);
         let t = decode_npy(&fixture("big_i32_3.npy")).unwrap();
-        assert_eq!(t.to_f64_vec(), vec![1.0, -2.0, 70000.0]);
+        assert_eq!(t.to_f64_vec().expect("f64s"), vec![1.0, -2.0, 70000.0]);
 
         let t = decode_npy(&fixture("v2_f32_2x2.npy")).unwrap();
         assert_eq!((t.dtype(), t.shape()), (DType::F32, &[2, 2][..]));
-        assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(t.to_f64_vec().expect("f64s"), vec![1.0, 2.0, 3.0, 4.0]);
     }
 
     #[test]
@@ -1004,7 +1004,7 @@ mod tests {
             &[1, 0, 0, 0, 2, 0, 0, 0],
         ))
         .unwrap();
-        assert_eq!(ok.to_f64_vec(), vec![1.0, 2.0]);
+        assert_eq!(ok.to_f64_vec().expect("f64s"), vec![1.0, 2.0]);
         let cases: [(&str, &[u8], &str); 9] = [
             (
                 "{'descr': '<f8', 'fortran_order': False}",

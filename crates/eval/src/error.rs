@@ -34,6 +34,8 @@ pub enum ErrorKind {
     Assertion,
     /// Recursion deeper than the interpreter allows.
     StackOverflow,
+    /// Stopped by Ctrl-C (spec §12.1).
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -47,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::Assertion => "assertion",
             ErrorKind::StackOverflow => "stack-overflow",
+            ErrorKind::Interrupted => "interrupted",
         }
     }
 }

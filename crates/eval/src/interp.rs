@@ -368,6 +368,7 @@ impl Interp {
             },
             H::While(c, body) => {
                 while self.truth(c, f, "a `while` condition")? {
+                    poll_interrupt(body.span)?;
                     match self.eval(body, f) {
                         Ok(_) => {}
                         Err(c) if matches!(*c, Ctrl::Continue) => {}
@@ -480,8 +481,12 @@ impl Interp {
                     // builds a string is linear, not quadratic.
                     if let (Some(BinOp::Add), Value::Str(tail)) = (op, &v) {
                         if let Some(Value::Str(head)) = self.place(*root, f) {
-                            Rc::make_mut(head).push_str(tail);
-                            continue;
+                            if let Some(h) = Rc::get_mut(head) {
+                                let total = h.len() + tail.len();
+                                crate::ops::reserve_str(h, total).or_else(|m| fail_with(*span, m))?;
+                                h.push_str(tail);
+                                continue;
+                            }
                         }
                     }
                     if let Some(op) = op {
@@ -592,6 +597,10 @@ impl Interp {
 
     /// Runs a closure whose arguments are on the stack from `base`.
     fn enter(&mut self, c: &Rc<Closure>, base: usize, span: Span) -> R<Value> {
+        if crate::interrupt::take() {
+            self.stack.truncate(base);
+            return fail_as(ErrorKind::Interrupted, span, "interrupted");
+        }
         if self.depth >= MAX_CALL_DEPTH || stacker::remaining_stack().is_some_and(|r| r < STACK_RESERVE) {
             self.stack.truncate(base);
             return Err(Box::new(Ctrl::Error(RuntimeError {
@@ -669,6 +678,7 @@ impl Interp {
         let idx = f.base + slot as usize;
         macro_rules! run_body {
             () => {
+                poll_interrupt(body.span)?;
                 match self.eval(body, f) {
                     Ok(_) => {}
                     Err(c) if matches!(*c, Ctrl::Continue) => {}
@@ -1065,4 +1075,14 @@ impl Cx for Interp {
             .cloned()
             .unwrap_or_else(|| Rc::from("?"))
     }
+}
+
+/// `error: interrupted` at `span` when Ctrl-C was pressed since the last
+/// poll (see `interrupt`).
+#[inline]
+fn poll_interrupt(span: Span) -> R<()> {
+    if crate::interrupt::take() {
+        return fail_as(ErrorKind::Interrupted, span, "interrupted");
+    }
+    Ok(())
 }

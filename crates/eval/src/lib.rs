@@ -23,6 +23,7 @@ mod data;
 mod error;
 mod interp;
 mod ops;
+pub mod interrupt;
 pub mod print;
 pub mod stdlib;
 pub mod value;

@@ -219,7 +219,8 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
         },
         (Value::Str(x), Value::Str(y)) => match op {
             BinOp::Add => {
-                let mut s = String::with_capacity(x.len() + y.len());
+                let mut s = String::new();
+                reserve_str(&mut s, x.len() + y.len())?;
                 s.push_str(x);
                 s.push_str(y);
                 return Ok(Value::Str(Rc::new(s)));
@@ -231,7 +232,8 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
             _ => {}
         },
         (Value::Arr(x), Value::Arr(y)) if op == BinOp::Add => {
-            let mut v = Vec::with_capacity(x.len() + y.len());
+            let mut v = Vec::new();
+            reserve_arr(&mut v, x.len() + y.len())?;
             v.extend(x.iter().cloned());
             v.extend(y.iter().cloned());
             return Ok(Value::Arr(Rc::new(v)));
@@ -245,6 +247,23 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
         b.type_name()
     )
     .into())
+}
+
+/// Room for `total` bytes in `s`: a Str too long for memory is an error at
+/// the operation that makes it, never an abort.
+pub(crate) fn reserve_str(s: &mut String, total: usize) -> Result<(), Failure> {
+    let more = total.saturating_sub(s.len());
+    s.try_reserve(more)
+        .map_err(|_| Failure::from(format!("cannot allocate {total} bytes for a Str: out of memory")))
+}
+
+/// Room for `total` items in `v` (as [`reserve_str`], for an Arr).
+pub(crate) fn reserve_arr(v: &mut Vec<Value>, total: usize) -> Result<(), Failure> {
+    let more = total.saturating_sub(v.len());
+    v.try_reserve(more).map_err(|_| {
+        let bytes = total as u128 * std::mem::size_of::<Value>() as u128;
+        Failure::from(format!("cannot allocate {bytes} bytes for an Arr of {total} items: out of memory"))
+    })
 }
 
 /// Structural equality; numbers compare by value across Int and F64;

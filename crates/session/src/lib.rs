@@ -25,7 +25,7 @@ pub mod render;
 pub mod sources;
 
 use twill_check::{hir, Checker, Ty};
-pub use twill_eval::ErrorKind;
+pub use twill_eval::{interrupt, ErrorKind};
 use twill_eval::{print::display, Interp, Value};
 use twill_syntax::{Diagnostic, FileId, Span};
 

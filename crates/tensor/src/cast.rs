@@ -6,12 +6,12 @@ use half::bf16;
 
 use crate::convert::{bf16_to_f32, f32_to_bf16, Scalar};
 use crate::dtype::DType;
-use crate::storage::{vec_with_capacity, Element, Storage};
+use crate::storage::{try_vec, Element, Storage};
 use crate::tensor::{Tensor, TensorError};
 
 /// The general path: every element through `Scalar::cast`.
 fn generic<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Storage, TensorError> {
-    let mut out = vec_with_capacity(t.numel());
+    let mut out = try_vec(t.numel()).map_err(|e| e.for_tensor(D::DTYPE, t.shape()))?;
     for o in t.offsets() {
         let s: Scalar = src[o].to_scalar();
         let d = s.cast(D::DTYPE)?;
@@ -44,14 +44,14 @@ pub fn cast_storage(t: &Tensor, dtype: DType) -> Result<Storage, TensorError> {
     match (t.storage(), dtype) {
         (Storage::F32(_), DType::Bf16) => {
             if let Some(src) = t.as_slice::<f32>() {
-                let mut out = vec_with_capacity(src.len());
+                let mut out = try_vec(src.len()).map_err(|e| e.for_tensor(dtype, t.shape()))?;
                 out.extend(src.iter().map(|&x| f32_to_bf16(x)));
                 return Ok(Storage::Bf16(out));
             }
         }
         (Storage::Bf16(_), DType::F32) => {
             if let Some(src) = t.as_slice::<bf16>() {
-                let mut out = vec_with_capacity(src.len());
+                let mut out = try_vec(src.len()).map_err(|e| e.for_tensor(dtype, t.shape()))?;
                 out.extend(src.iter().map(|&x| bf16_to_f32(x)));
                 return Ok(Storage::F32(out));
             }

@@ -33,7 +33,14 @@ pub fn format_scalar(s: Scalar) -> String {
 /// What `print` writes for a tensor.
 pub fn format_tensor(t: &Tensor) -> String {
     let mut out = String::new();
-    let summarize = t.numel() > SUMMARY_THRESHOLD;
+    // An empty tensor counts the positions its non-empty axes would print
+    // (rows of `[]`), so `zeros([2000, 0])` is summarised too.
+    let positions = t
+        .shape()
+        .iter()
+        .filter(|&&d| d > 0)
+        .fold(1usize, |n, &d| n.saturating_mul(d));
+    let summarize = t.numel() > SUMMARY_THRESHOLD || positions > SUMMARY_THRESHOLD;
     let mut index = Vec::with_capacity(t.ndim());
     write_axis(t, &mut index, summarize, &mut out);
     match t.dtype() {

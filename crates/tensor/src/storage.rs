@@ -332,22 +332,38 @@ fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_ptr: *mut u8, _bytes: usize) {}
 
-/// An empty vector with room for `n` elements, backed by huge pages when
-/// large. Kernels fill it with `extend`/`push`.
-pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
+/// An empty vector with room for `n` values, backed by huge pages when
+/// large; kernels fill it with `extend`/`push`. This (with [`try_collect`],
+/// [`try_filled`] and `try_zeroed`) is how every buffer whose size depends
+/// on the input is made, so that running out of memory, or a size past the
+/// address space, is an error at the operation and never an abort.
+pub fn try_vec<T>(n: usize) -> Result<Vec<T>, AllocError> {
+    let mut v: Vec<T> = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| AllocError::of::<T>(n))?;
     advise_huge_pages(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
-    v
+    Ok(v)
+}
+
+/// The first `n` items of `items` (all of them, if fewer) in a vector
+/// allocated up front by [`try_vec`].
+pub fn try_collect<T>(n: usize, items: impl IntoIterator<Item = T>) -> Result<Vec<T>, AllocError> {
+    let mut v = try_vec(n)?;
+    v.extend(items.into_iter().take(n));
+    Ok(v)
+}
+
+/// `n` copies of `x` (`vec![x; n]`, fallibly).
+pub fn try_filled<T: Clone>(n: usize, x: T) -> Result<Vec<T>, AllocError> {
+    let mut v = try_vec(n)?;
+    v.resize(n, x);
+    Ok(v)
 }
 
 /// A zero-filled vector obtained from the allocator's zeroed memory, so a
 /// large tensor of zeros costs address space, not resident memory, until it
 /// is written; and a failed allocation is an error, not an abort.
 pub(crate) fn try_zeroed<T: Element>(n: usize) -> Result<Vec<T>, AllocError> {
-    let err = || AllocError {
-        elements: n,
-        dtype: T::DTYPE,
-    };
+    let err = || AllocError::of::<T>(n);
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -424,7 +440,7 @@ impl Storage {
     /// `dtype` (cast them first); one of another dtype is an error.
     pub fn from_scalars(dtype: DType, items: &[Scalar]) -> Result<Storage, TensorError> {
         crate::dispatch!(dtype, T => {
-            let mut out: Vec<T> = vec_with_capacity(items.len());
+            let mut out: Vec<T> = try_vec(items.len())?;
             for &s in items {
                 out.push(T::from_scalar(s).ok_or_else(|| {
                     TensorError(format!(

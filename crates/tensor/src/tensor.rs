@@ -12,7 +12,7 @@ use std::rc::Rc;
 use crate::convert::Scalar;
 use crate::dtype::DType;
 pub use crate::error::TensorError;
-use crate::storage::{Element, Storage};
+use crate::storage::{try_collect, Element, Storage};
 
 /// The broadcast of two shapes (NumPy rules), or an error naming both.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>, TensorError> {
@@ -61,6 +61,23 @@ pub fn numel_of(shape: &[usize]) -> Result<usize, TensorError> {
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .filter(|n| n.checked_mul(8).is_some_and(|b| b <= isize::MAX as usize))
         .ok_or_else(|| TensorError(format!("shape {} has too many elements", shape_str(shape))))
+}
+
+/// Checks, before an operation starts work, that a `dtype` tensor of
+/// `shape` can exist and that the allocator can provide it now, so that a
+/// result too large for memory is an error naming it rather than a failure
+/// deep inside a kernel (or after minutes of work). Small results are not
+/// tried: they cannot fail in a way worth an extra allocation.
+pub fn ensure_room(dtype: DType, shape: &[usize]) -> Result<usize, TensorError> {
+    let n = numel_of(shape)?;
+    let bytes = n * dtype.size_in_bytes();
+    if bytes >= 1 << 24 {
+        let mut probe: Vec<u8> = Vec::new();
+        probe
+            .try_reserve_exact(bytes)
+            .map_err(|_| crate::error::AllocError::of::<u8>(bytes).for_tensor(dtype, shape))?;
+    }
+    Ok(n)
 }
 
 fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
@@ -123,14 +140,16 @@ impl Tensor {
 
     pub fn zeros(shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
         let n = numel_of(&shape)?;
-        Tensor::from_storage(Storage::zeros(dtype, n)?, shape)
+        let data = Storage::zeros(dtype, n).map_err(|e| e.for_tensor(dtype, &shape))?;
+        Tensor::from_storage(data, shape)
     }
 
     /// A tensor of `shape` whose every element is `value` cast to `dtype`.
     pub fn full(shape: Vec<usize>, value: Scalar, dtype: DType) -> Result<Tensor, TensorError> {
         let n = numel_of(&shape)?;
         let v = value.cast(dtype)?;
-        Tensor::from_storage(Storage::filled(n, v)?, shape)
+        let data = Storage::filled(n, v).map_err(|e| e.for_tensor(dtype, &shape))?;
+        Tensor::from_storage(data, shape)
     }
 
     pub fn dtype(&self) -> DType {
@@ -192,28 +211,33 @@ impl Tensor {
             .map(move |o| self.data.get(o).unwrap_or(Scalar::F64(0.0)))
     }
 
-    /// The elements in row-major order, packed into new contiguous storage.
-    pub fn to_storage(&self) -> Storage {
-        if self.is_contiguous() {
-            return (*self.data).clone();
-        }
+    /// The elements in row-major order, packed into new contiguous storage
+    /// (an error, not an abort, when there is no memory for it).
+    pub fn to_storage(&self) -> Result<Storage, TensorError> {
+        let n = numel_of(&self.shape)?;
+        let oom = |e: crate::error::AllocError| e.for_tensor(self.dtype(), &self.shape);
         crate::dispatch!(in &*self.data, v => {
-            let out: Vec<_> = self.offsets().map(|o| v[o]).collect();
-            Element::into_storage(out)
+            let out = if self.is_contiguous() {
+                try_collect(n, v.iter().copied())
+            } else {
+                try_collect(n, self.offsets().map(|o| v[o]))
+            };
+            Ok(Element::into_storage(out.map_err(oom)?))
         })
     }
 
-    /// A row-major copy that owns its storage exactly.
-    pub fn contiguous(&self) -> Tensor {
+    /// A row-major copy that owns its storage exactly (the tensor itself
+    /// when it already is one).
+    pub fn contiguous(&self) -> Result<Tensor, TensorError> {
         if self.is_contiguous() {
-            return self.clone();
+            return Ok(self.clone());
         }
-        Tensor {
-            data: Rc::new(self.to_storage()),
+        Ok(Tensor {
+            data: Rc::new(self.to_storage()?),
             strides: contiguous_strides(&self.shape),
             shape: self.shape.clone(),
             offset: 0,
-        }
+        })
     }
 
     /// The single element of a one-element tensor.
@@ -330,11 +354,10 @@ impl Tensor {
 
     /// The elements in row-major order as f64 (exact: every dtype's values
     /// are f64 values).
-    pub fn to_f64_vec(&self) -> Vec<f64> {
-        if let Some(v) = self.as_slice::<f64>() {
-            return v.to_vec();
-        }
-        crate::dispatch!(in &*self.data, v => self.offsets().map(|o| v[o].to_f64()).collect())
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>, TensorError> {
+        let n = numel_of(&self.shape)?;
+        let oom = |e: crate::error::AllocError| TensorError::from(e.for_tensor(DType::F64, &self.shape));
+        crate::dispatch!(in &*self.data, v => try_collect(n, self.offsets().map(|o| v[o].to_f64())).map_err(oom))
     }
 
     /// All axes reversed (`x.T`): a view.

@@ -193,6 +193,8 @@ fn axis_list(v: &Value, ndim: usize) -> Res<Vec<usize>> {
             .collect(),
         t if is_tensor(t) => base(t)
             .map(|t| t.to_f64_vec())
+            .transpose()
+            .map_err(|e| e.to_string())?
             .unwrap_or_default()
             .into_iter()
             .map(|a| norm_axis(a as i64, ndim.max(1)))
@@ -586,7 +588,7 @@ fn table_rule(
         Op::Cumprod => {
             let ax = arg(args, 1)?;
             let w = wx()?;
-            let has_zero = base(&w).is_some_and(|t| t.to_f64_vec().contains(&0.0));
+            let has_zero = base(&w).is_some_and(|t| t.scalars().any(|s| s.to_f64() == 0.0));
             if has_zero {
                 unary(c, cumprod_with_zeros(&w, &ax, ct))?
             } else {
@@ -1167,7 +1169,7 @@ fn pair(v: Option<Value>, default: usize) -> Res<(usize, usize)> {
         }
         // A list literal `[2, 1]` is an f64 tensor (spec §4).
         Some(t) if is_tensor(&t) => {
-            let v = base(&t).map(|t| t.to_f64_vec()).unwrap_or_default();
+            let v = base(&t).map(|t| t.to_f64_vec()).transpose().map_err(|e| e.to_string())?.unwrap_or_default();
             let items: Vec<Value> = v.iter().map(|&x| Value::Int(x as i64)).collect();
             pair(Some(Value::Arr(Rc::new(items))), default)
         }

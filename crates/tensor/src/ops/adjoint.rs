@@ -18,8 +18,7 @@ use half::{bf16, f16};
 
 use super::shape::{index_values, packed};
 use crate::dtype::DType;
-use crate::error::AllocError;
-use crate::storage::Element;
+use crate::storage::{try_filled, Element};
 use crate::tensor::{numel_of, shape_str, Tensor, TensorError};
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
@@ -206,14 +205,7 @@ fn add_runs<T: Element>(
 ) -> Result<Tensor, TensorError> {
     let internal = || TensorError("internal: an adjoint index left its storage".into());
     let from = src.as_slice::<T>().ok_or_else(internal)?;
-    let mut out: Vec<T> = Vec::new();
-    out.try_reserve_exact(n).map_err(|_| {
-        TensorError::from(AllocError {
-            elements: n,
-            dtype: T::DTYPE,
-        })
-    })?;
-    out.resize(n, T::from_f64(0.0));
+    let mut out = try_filled(n, T::from_f64(0.0)).map_err(|e| e.for_tensor(T::DTYPE, &shape))?;
     let mut outside = false;
     walk(&mut |f, t, len| {
         match (from.get(f..f + len), out.get_mut(t..t + len)) {
@@ -272,9 +264,9 @@ mod tests {
 
     fn dot(a: &Tensor, b: &Tensor) -> f64 {
         assert_eq!(a.shape(), b.shape());
-        a.to_f64_vec()
+        a.to_f64_vec().expect("f64s")
             .iter()
-            .zip(b.to_f64_vec())
+            .zip(b.to_f64_vec().expect("f64s"))
             .map(|(x, y)| x * y)
             .sum()
     }
@@ -305,7 +297,7 @@ mod tests {
         let mut shape = src.shape().to_vec();
         shape[axis] = size;
         let mut out = vec![0.0; shape.iter().product()];
-        for (p, v) in src.to_f64_vec().into_iter().enumerate() {
+        for (p, v) in src.to_f64_vec().expect("f64s").into_iter().enumerate() {
             let mut mi = unravel(p, src.shape());
             mi[axis] = resolve(idx[mi[axis]], size);
             out[ravel(&mi, &shape)] += v;
@@ -316,7 +308,7 @@ mod tests {
     /// scatter_add by its definition; `idx` is row-major over src's shape.
     fn ref_scatter_add(src: &Tensor, axis: usize, idx: &[i64], shape: &[usize]) -> Vec<f64> {
         let mut out = vec![0.0; shape.iter().product()];
-        for (p, v) in src.to_f64_vec().into_iter().enumerate() {
+        for (p, v) in src.to_f64_vec().expect("f64s").into_iter().enumerate() {
             let mut mi = unravel(p, src.shape());
             mi[axis] = resolve(idx[p], shape[axis]);
             out[ravel(&mi, shape)] += v;
@@ -341,14 +333,14 @@ mod tests {
             assert_eq!(got.shape(), &want_shape[..]);
             assert_eq!(got.dtype(), DType::F64);
             assert_eq!(
-                got.to_f64_vec(),
+                got.to_f64_vec().expect("f64s"),
                 ref_index_add(&src, axis, &idx, size),
                 "axis {axis}"
             );
             // The same from a strided view of the same values.
             let perm = [2, 0, 1];
             let inverse = [1, 2, 0];
-            let base = src.permuted(&perm).expect("perm").contiguous();
+            let base = src.permuted(&perm).expect("perm").contiguous().expect("copy");
             let view = base.permuted(&inverse).expect("view");
             assert!(!view.is_contiguous());
             assert_eq!(index_add(&view, axis, &idx_t, size).expect("view"), got);
@@ -373,14 +365,14 @@ mod tests {
             let got = scatter_add(&src, axis, &idx_t, &out_shape).expect("scatter_add");
             assert_eq!(got.shape(), &out_shape[..]);
             assert_eq!(
-                got.to_f64_vec(),
+                got.to_f64_vec().expect("f64s"),
                 ref_scatter_add(&src, axis, &idx, &out_shape),
                 "axis {axis}"
             );
             let view = src
                 .permuted(&[2, 1, 0])
                 .expect("p")
-                .contiguous()
+                .contiguous().expect("copy")
                 .permuted(&[2, 1, 0])
                 .expect("v");
             assert!(!view.is_contiguous());
@@ -469,7 +461,7 @@ mod tests {
         let src = t(vec![], vec![2, 0, 3]);
         let out = index_add(&src, 1, &i32s(&[]), 4).expect("empty idx");
         assert_eq!(out.shape(), &[2, 4, 3]);
-        assert!(out.to_f64_vec().iter().all(|&v| v == 0.0));
+        assert!(out.to_f64_vec().expect("f64s").iter().all(|&v| v == 0.0));
         // An empty result axis with an empty index.
         let out = index_add(&src, 1, &i32s(&[]), 0).expect("size 0");
         assert_eq!(out.shape(), &[2, 0, 3]);
@@ -479,7 +471,7 @@ mod tests {
         assert_eq!(out.shape(), &[0, 3]);
         let out = scatter_add(&src, 1, &t(vec![], vec![0, 2]), &[2, 5]).expect("scatter empty");
         assert_eq!(out.shape(), &[2, 5]);
-        assert!(out.to_f64_vec().iter().all(|&v| v == 0.0));
+        assert!(out.to_f64_vec().expect("f64s").iter().all(|&v| v == 0.0));
         // An index into an empty axis is out of range as soon as it exists.
         let src = t(vec![1.0], vec![1]);
         assert!(index_add(&src, 0, &i32s(&[0]), 0).is_err());
@@ -494,7 +486,7 @@ mod tests {
             let s = scatter_add(&src, 0, &idx, &[1]).expect("scatter_add");
             assert_eq!(a, s);
             assert_eq!(a.dtype(), src.dtype());
-            a.to_f64_vec()[0]
+            a.to_f64_vec().expect("f64s")[0]
         };
         let tiny = 2f64.powi(-9);
         // bf16 has 8 significant bits: 1 + 2^-9 is a quarter ulp above 1 and

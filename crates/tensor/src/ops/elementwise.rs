@@ -35,7 +35,7 @@ use crate::convert::{bf16_to_f32, f32_to_bf16};
 use crate::dtype::DType;
 use crate::math;
 use crate::promote::{float_result, promote, promote_weak, ScalarKind};
-use crate::storage::{vec_with_capacity, Element};
+use crate::storage::{try_vec, Element};
 use crate::tensor::{broadcast_shapes, numel_of, Tensor, TensorError};
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
@@ -625,12 +625,16 @@ const PAR_MIN: usize = 1 << 15;
 /// enough to balance two to a few dozen threads.
 const CHUNK: usize = 1 << 14;
 
-/// A vector of `n` elements whose chunks are filled by `fill(start,
-/// chunk)`, in parallel for large `n`. Every `fill` in this module writes
+/// A vector of the elements of `shape` whose chunks are filled by
+/// `fill(start, chunk)`, in parallel for large `n`. Every `fill` in this module writes
 /// each element of its chunk exactly once (it zips the chunk with equally
 /// long inputs, or walks exactly `chunk.len()` positions).
-fn build<O: Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync) -> Vec<O> {
-    let mut out: Vec<O> = vec_with_capacity(n);
+fn build<O: Element>(
+    shape: &[usize],
+    fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync,
+) -> Result<Vec<O>, TensorError> {
+    let n = numel_of(shape)?;
+    let mut out: Vec<O> = try_vec(n).map_err(|e| e.for_tensor(O::DTYPE, shape))?;
     {
         let spare = &mut out.spare_capacity_mut()[..n];
         if n >= PAR_MIN {
@@ -646,7 +650,7 @@ fn build<O: Send>(n: usize, fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync) 
     // elements was initialised by `fill` (see above); a panic inside `fill`
     // unwinds before this line, leaving the vector empty.
     unsafe { out.set_len(n) };
-    out
+    Ok(out)
 }
 
 /// Visits the output positions `start .. start + len` of a row-major walk
@@ -732,13 +736,13 @@ fn only<T: Element>(t: &Tensor) -> Result<T, TensorError> {
 
 /// `f` applied to every element of `x`, in row-major order.
 fn map1<A: Element, O: Element>(x: &Tensor, f: impl Fn(A) -> O + Sync) -> Result<Tensor, TensorError> {
-    let x = x.contiguous();
+    let x = x.contiguous()?;
     let xs = typed::<A>(&x)?;
-    let out = build(xs.len(), |s, c| {
+    let out = build(x.shape(), |s, c| {
         for (o, &a) in c.iter_mut().zip(&xs[s..]) {
             o.write(f(a));
         }
-    });
+    })?;
     Tensor::from_vec(out, x.shape().to_vec())
 }
 
@@ -760,26 +764,26 @@ fn map2<A: Element, O: Element>(
     let out: Vec<O> = if n == 0 {
         Vec::new()
     } else if whole(x) && whole(y) {
-        build(n, |s, c| {
+        build(shape, |s, c| {
             let e = s + c.len();
             for (o, (&a, &b)) in c.iter_mut().zip(xs[s..e].iter().zip(&ys[s..e])) {
                 o.write(f(a, b));
             }
-        })
+        })?
     } else if whole(x) && y.numel() == 1 {
         let b = only::<A>(y)?;
-        build(n, |s, c| {
+        build(shape, |s, c| {
             for (o, &a) in c.iter_mut().zip(&xs[s..]) {
                 o.write(f(a, b));
             }
-        })
+        })?
     } else if x.numel() == 1 && whole(y) {
         let a = only::<A>(x)?;
-        build(n, |s, c| {
+        build(shape, |s, c| {
             for (o, &b) in c.iter_mut().zip(&ys[s..]) {
                 o.write(f(a, b));
             }
-        })
+        })?
     } else {
         let (xv, yv) = (x.broadcast_view(shape)?, y.broadcast_view(shape)?);
         let bases = [xv.offset() as isize, yv.offset() as isize];
@@ -789,7 +793,7 @@ fn map2<A: Element, O: Element>(
             yv.strides().get(last).copied().unwrap_or(0),
         );
         let strides = [xv.strides(), yv.strides()];
-        build(n, |s, c| {
+        build(shape, |s, c| {
             walk(shape, bases, strides, s, c.len(), |p, [ox, oy], m| {
                 let (ox, oy) = (ox as usize, oy as usize);
                 let dst = &mut c[p..p + m];
@@ -822,7 +826,7 @@ fn map2<A: Element, O: Element>(
                     }
                 }
             })
-        })
+        })?
     };
     Tensor::from_vec(out, shape.to_vec())
 }
@@ -1006,7 +1010,7 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
     let whole = |t: &Tensor| t.is_contiguous() && t.numel() == n;
     let (bx, by) = (Branch::of(x, xs, n)?, Branch::of(y, ys, n)?);
     let out: Vec<T> = match (n > 0 && whole(cond), bx, by) {
-        (true, Some(bx), Some(by)) => build(n, |s, c| {
+        (true, Some(bx), Some(by)) => build(shape, |s, c| {
             let ks = &cs[s..s + c.len()];
             // One loop per combination, so each is a straight vectorisable
             // loop over slices.
@@ -1032,7 +1036,7 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
                     }
                 }
             }
-        }),
+        })?,
         _ => {
             let (cv, xv, yv) = (
                 cond.broadcast_view(shape)?,
@@ -1042,14 +1046,14 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
             let bases = [cv.offset() as isize, xv.offset() as isize, yv.offset() as isize];
             let strides = [cv.strides(), xv.strides(), yv.strides()];
             let last: [isize; 3] = strides.map(|s| s.last().copied().unwrap_or(0));
-            build(n, |s, c| {
+            build(shape, |s, c| {
                 walk(shape, bases, strides, s, c.len(), |p, offs, m| {
                     for (t, o) in c[p..p + m].iter_mut().enumerate() {
                         let at = |k: usize| (offs[k] + t as isize * last[k]) as usize;
                         o.write(pick(cs[at(0)], xs[at(1)], ys[at(2)]));
                     }
                 })
-            })
+            })?
         }
     };
     Tensor::from_vec(out, shape.to_vec())
@@ -1186,9 +1190,9 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
 /// A function with a fast kernel (see `fast`) applied to an f32 or bf16
 /// tensor, giving the same dtype.
 fn fast_map<F: fast::Approx, T: fast::Lane + fast::ApproxOut>(x: &Tensor) -> Result<Tensor, TensorError> {
-    let x = x.contiguous();
+    let x = x.contiguous()?;
     let xs = typed::<T>(&x)?;
-    let out = build(xs.len(), |s, c| fast::apply::<F, T, T>(&xs[s..s + c.len()], c));
+    let out = build(x.shape(), |s, c| fast::apply::<F, T, T>(&xs[s..s + c.len()], c))?;
     Tensor::from_vec(out, x.shape().to_vec())
 }
 
@@ -1233,7 +1237,7 @@ fn int_unary<T: Int>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         Unary::Sign => map1(x, T::signum),
         Unary::Relu => map1(x, |a: T| a.max(T::ZERO)),
         Unary::Square => map1(x, |a: T| T::wmul(a, a)),
-        Unary::Floor | Unary::Ceil | Unary::Round => Ok(x.contiguous()),
+        Unary::Floor | Unary::Ceil | Unary::Round => x.contiguous(),
         Unary::IsNan | Unary::IsInf => map1(x, |_: T| false),
         Unary::IsFinite => map1(x, |_: T| true),
         // An integer input of a transcendental is promoted first.
@@ -1262,7 +1266,7 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Square
         | Unary::Floor
         | Unary::Ceil
-        | Unary::Round => Ok(x.contiguous()),
+        | Unary::Round => x.contiguous(),
         Unary::IsNan | Unary::IsInf => map1(x, |_: bool| false),
         Unary::IsFinite => map1(x, |_: bool| true),
         Unary::Exp
@@ -1592,7 +1596,7 @@ mod tests {
     }
 
     fn values(t: &Tensor) -> Vec<f64> {
-        t.to_f64_vec()
+        t.to_f64_vec().expect("f64s")
     }
 
     /// Runs the fast kernel (dispatched and portable) of F on `xs` and
@@ -1830,11 +1834,11 @@ mod tests {
             ] {
                 let r = binary(BinaryOp::Sub, Operand::Tensor(x), Operand::Tensor(y)).expect("sub");
                 let shape = r.shape().to_vec();
-                let xs = x.broadcast_view(&shape).expect("x").to_f64_vec();
-                let ys = y.broadcast_view(&shape).expect("y").to_f64_vec();
+                let xs = x.broadcast_view(&shape).expect("x").to_f64_vec().expect("f64s");
+                let ys = y.broadcast_view(&shape).expect("y").to_f64_vec().expect("f64s");
                 let want: Vec<f64> = xs.iter().zip(&ys).map(|(p, q)| p - q).collect();
-                assert_eq!(r.to_f64_vec(), want, "{:?} - {:?}", x.shape(), y.shape());
-                got.push(r.to_f64_vec());
+                assert_eq!(r.to_f64_vec().expect("f64s"), want, "{:?} - {:?}", x.shape(), y.shape());
+                got.push(r.to_f64_vec().expect("f64s"));
             }
             let args = vec![
                 Arg::Tensor(cond.clone()),
@@ -1850,13 +1854,13 @@ mod tests {
                 .scalars()
                 .collect::<Vec<_>>();
             let want: Vec<f64> = a
-                .to_f64_vec()
+                .to_f64_vec().expect("f64s")
                 .iter()
                 .zip(&c)
                 .map(|(v, k)| if *k == Scalar::Bool(true) { *v } else { -1.0 })
                 .collect();
-            assert_eq!(w.to_f64_vec(), want);
-            got.push(w.to_f64_vec());
+            assert_eq!(w.to_f64_vec().expect("f64s"), want);
+            got.push(w.to_f64_vec().expect("f64s"));
             got
         };
         let mut results = Vec::new();

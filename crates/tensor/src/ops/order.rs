@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use super::args::{Args, Out};
 use super::shape::{axis_of, packed};
-use crate::storage::{vec_with_capacity, Element};
+use crate::storage::{try_filled, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
@@ -587,7 +587,7 @@ fn lanes(op: &str, x: &Tensor, axis: i64) -> Result<Lanes, TensorError> {
         // A rank-0 tensor is one lane of one element (as in PyTorch).
         let one = x.with_layout(vec![1], vec![1], x.offset())?;
         return Ok(Lanes {
-            packed: one.contiguous(),
+            packed: one.contiguous()?,
             perm: vec![0],
             n: 1,
             rows: 1,
@@ -626,9 +626,11 @@ fn per_lane<T: Ordered, O: Element>(
         .packed
         .as_slice::<T>()
         .ok_or_else(|| TensorError("internal: lanes are not packed".into()))?;
-    let total = l.rows * m;
-    let mut out: Vec<O> = vec_with_capacity(total);
-    out.resize(total, fill);
+    let total = l
+        .rows
+        .checked_mul(m)
+        .ok_or_else(|| TensorError(format!("{} rows of {m} results are more than can be counted", l.rows)))?;
+    let mut out: Vec<O> = try_filled(total, fill).map_err(|e| e.for_tensor(O::DTYPE, &[l.rows, m]))?;
     if total > 0 {
         // Enough lanes per task that a task is worth scheduling.
         let n = l.n;

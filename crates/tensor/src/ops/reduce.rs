@@ -31,8 +31,8 @@ use rayon::prelude::*;
 use super::args::{Arg, Args, Out};
 use crate::dispatch;
 use crate::math;
-use crate::storage::{vec_with_capacity, Accumulate, Element, Storage};
-use crate::tensor::{normalize_axis, shape_str, Tensor, TensorError};
+use crate::storage::{try_collect, try_filled, try_vec, Accumulate, Element, Storage};
+use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
 
 /// Elements per block of the fixed reduction order (spec §5 extension 4).
 pub const BLOCK: usize = 16384;
@@ -236,20 +236,20 @@ impl Rows {
     }
 
     /// Applies `f` to every row, in parallel over rows, collecting in order.
-    fn map<T: Element, R: Send>(&self, f: impl Fn(&[T]) -> R + Sync + Send) -> Vec<R> {
+    /// The results are allocated up front (an error when they do not fit).
+    fn map<T: Element, R: Send>(&self, f: impl Fn(&[T]) -> R + Sync + Send) -> Result<Vec<R>, TensorError> {
         let data = self.data::<T>();
+        let mut out = try_vec(self.m)?;
         if self.n == 0 {
-            return (0..self.m).map(|_| f(&[])).collect();
-        }
-        if self.n >= PAR_ROW || self.m * self.n < PAR_MIN {
+            out.extend((0..self.m).map(|_| f(&[])));
+        } else if self.n >= PAR_ROW || self.m * self.n < PAR_MIN {
             // Few long rows: `f` parallelises inside the row; or too little
             // work to be worth handing to other threads.
-            return data.chunks(self.n).map(f).collect();
+            out.extend(data.chunks(self.n).map(f));
+        } else {
+            out.par_extend(data.par_chunks(self.n).with_min_len((BLOCK / self.n).max(1)).map(f));
         }
-        data.par_chunks(self.n)
-            .with_min_len((BLOCK / self.n).max(1))
-            .map(f)
-            .collect()
+        Ok(out)
     }
 }
 
@@ -281,7 +281,7 @@ fn rows(x: &Tensor, mask: &[bool]) -> Result<Rows, TensorError> {
         let off = if v.numel() == 0 { 0 } else { v.offset() };
         (v, off)
     } else {
-        (v.contiguous(), 0)
+        (v.contiguous()?, 0)
     };
     Ok(Rows { t, start, m, n })
 }
@@ -334,7 +334,7 @@ fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
     let x = a.tensor("x")?.clone();
     let mask = axis_mask(a, x.ndim())?;
     let keepdim = a.bool("keepdim", false)?;
-    let shape = x
+    let shape: Vec<usize> = x
         .shape()
         .iter()
         .zip(&mask)
@@ -344,15 +344,18 @@ fn plan(a: &Args) -> Result<(Tensor, Plan), TensorError> {
             (true, false) => None,
         })
         .collect();
-    let dims = |reduced: bool| -> usize {
-        x.shape()
-            .iter()
-            .zip(&mask)
-            .filter(|(_, &r)| r == reduced)
-            .map(|(&d, _)| d)
-            .product()
-    };
-    let (m, n) = (dims(false), dims(true));
+    // The result must be one that can exist (checked before any work).
+    let m = numel_of(&shape)?;
+    // With no outputs nothing is reduced, however long the reduced axes;
+    // otherwise m·n is the input's element count, so n fits.
+    let n = x
+        .shape()
+        .iter()
+        .zip(&mask)
+        .filter(|(_, &r)| r)
+        .try_fold(1usize, |n, (&d, _)| n.checked_mul(d))
+        .filter(|_| m > 0)
+        .unwrap_or(0);
     Ok((x.clone(), Plan { x, mask, shape, m, n }))
 }
 
@@ -367,9 +370,9 @@ fn fold_all<T: Element, A: Accumulate>(
 ) -> Result<Vec<A>, TensorError> {
     if let Some(pl) = Panels::of(p) {
         let data = T::slice(p.x.storage()).unwrap_or(&[]);
-        return Ok(pl.fold(data, empty, w, op));
+        return pl.fold(data, empty, w, op);
     }
-    Ok(p.rows()?.map::<T, _>(|row| fold_row(row, empty, w, op)))
+    p.rows()?.map::<T, _>(|row| fold_row(row, empty, w, op))
 }
 
 /// Kept axes at least this long after the last reduced axis make a panel
@@ -440,7 +443,7 @@ impl Panels {
         empty: A,
         w: impl Fn(T) -> A + Sync + Send + Copy,
         op: impl Fn(A, A) -> A + Sync + Send + Copy,
-    ) -> Vec<A> {
+    ) -> Result<Vec<A>, TensorError> {
         let bases: Vec<usize> = Walk::new(&self.outer, 0).take(product(&self.outer)).collect();
         let chunks: Vec<(usize, usize)> = (0..self.inner)
             .step_by(PANEL_COLS)
@@ -459,10 +462,10 @@ impl Panels {
             .par_iter()
             .map(|&(base, (c0, c1), k)| self.block(data, self.start + base, c0, c1, k, empty, w, op))
             .collect();
-        let mut out = Vec::with_capacity(bases.len() * self.inner);
+        let mut out = try_vec(bases.len() * self.inner)?;
         if blocks == 0 {
             out.resize(bases.len() * self.inner, empty);
-            return out;
+            return Ok(out);
         }
         for group in parts.chunks(blocks) {
             let mut it = group.iter();
@@ -475,7 +478,7 @@ impl Panels {
             }
             out.extend(total);
         }
-        out
+        Ok(out)
     }
 
     /// Block `k` of the columns `c0..c1` of the panel at `base`.
@@ -571,8 +574,15 @@ fn tensor_out(data: Storage, shape: Vec<usize>) -> Result<Out, TensorError> {
     Ok(Out::Tensor(Tensor::from_storage(data, shape)?))
 }
 
-fn stored<O: Element>(vals: Vec<f64>) -> Storage {
-    O::into_storage(vals.into_iter().map(O::from_f64).collect())
+/// Results computed in f64, each rounded once into `O`, in storage
+/// allocated up front.
+fn stored<O: Element, I>(vals: I) -> Result<Storage, TensorError>
+where
+    I: IntoIterator<Item = f64>,
+    I::IntoIter: ExactSizeIterator,
+{
+    let vals = vals.into_iter();
+    Ok(O::into_storage(try_collect(vals.len(), vals.map(O::from_f64))?))
 }
 
 /// Selections (max, min, argmax, argmin) have no value for an empty row.
@@ -594,7 +604,7 @@ pub(super) fn sum(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = dispatch!(x.dtype(), T => {
         let v = fold_all::<T, _>(&p, <<T as Element>::Acc as Accumulate>::ZERO, <T as Element>::widen, Accumulate::add)?;
-        stored::<<T as Reduced>::Sum>(v.into_iter().map(Element::to_f64).collect())
+        stored::<<T as Reduced>::Sum, _>(v.into_iter().map(Element::to_f64))?
     });
     tensor_out(data, p.shape)
 }
@@ -603,7 +613,7 @@ pub(super) fn prod(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = dispatch!(x.dtype(), T => {
         let v = fold_all::<T, _>(&p, <<T as Element>::Acc as Accumulate>::ONE, <T as Element>::widen, Accumulate::mul)?;
-        stored::<<T as Reduced>::Sum>(v.into_iter().map(Element::to_f64).collect())
+        stored::<<T as Reduced>::Sum, _>(v.into_iter().map(Element::to_f64))?
     });
     tensor_out(data, p.shape)
 }
@@ -614,7 +624,7 @@ pub(super) fn mean(a: &Args) -> Result<Out, TensorError> {
     let n = p.n as f64;
     let data = dispatch!(x.dtype(), T => {
         let v = fold_all::<T, _>(&p, <FloatAcc<T> as Accumulate>::ZERO, <T as Reduced>::float_acc, Accumulate::add)?;
-        stored::<<T as Reduced>::Float>(v.into_iter().map(|s| s.to_f64() / n).collect())
+        stored::<<T as Reduced>::Float, _>(v.into_iter().map(|s| s.to_f64() / n))?
     });
     tensor_out(data, p.shape)
 }
@@ -654,7 +664,7 @@ pub(super) fn var(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
     let data = dispatch!(x.dtype(), T => {
-        stored::<<T as Reduced>::Float>(p.rows()?.map::<T, _>(|row| spread(row, ddof)))
+        stored::<<T as Reduced>::Float, _>(p.rows()?.map::<T, _>(|row| spread(row, ddof))?)?
     });
     tensor_out(data, p.shape)
 }
@@ -663,7 +673,7 @@ pub(super) fn std(a: &Args) -> Result<Out, TensorError> {
     let ddof = ddof(a)?;
     let (x, p) = plan(a)?;
     let data = dispatch!(x.dtype(), T => {
-        stored::<<T as Reduced>::Float>(p.rows()?.map::<T, _>(|row| math::sqrt(spread(row, ddof))))
+        stored::<<T as Reduced>::Float, _>(p.rows()?.map::<T, _>(|row| math::sqrt(spread(row, ddof)))?)?
     });
     tensor_out(data, p.shape)
 }
@@ -720,8 +730,8 @@ pub(super) fn logsumexp(a: &Args) -> Result<Out, TensorError> {
             exps(row, shift, &mut e);
             let s = fold_row(&e, <FloatAcc<T> as Accumulate>::ZERO, |v| v, Accumulate::add);
             shift + math::log(s.to_f64())
-        });
-        stored::<<T as Reduced>::Float>(v)
+        })?;
+        stored::<<T as Reduced>::Float, _>(v)?
     });
     tensor_out(data, p.shape)
 }
@@ -868,9 +878,9 @@ fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
             }
         };
         if index {
-            Storage::I32(p.rows()?.map::<T, _>(|row| pick(row) as i32))
+            Storage::I32(p.rows()?.map::<T, _>(|row| pick(row) as i32)?)
         } else {
-            let picked: Option<Vec<T>> = p.rows()?.map::<T, _>(|row| row.get(pick(row)).copied()).into_iter().collect();
+            let picked: Option<Vec<T>> = p.rows()?.map::<T, _>(|row| row.get(pick(row)).copied())?.into_iter().collect();
             T::into_storage(picked.ok_or_else(|| TensorError(format!("`{}` of an empty row", a.op)))?)
         }
     });
@@ -916,7 +926,7 @@ pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
     let data = dispatch!(x.dtype(), T => {
         // The f64 holds the element exactly; storing it rounds once into
         // float_result(dtype), which changes only an integer above 2^24.
-        stored::<<T as Reduced>::Float>(p.rows()?.map::<T, _>(median_of))
+        stored::<<T as Reduced>::Float, _>(p.rows()?.map::<T, _>(median_of)?)?
     });
     tensor_out(data, p.shape)
 }
@@ -932,7 +942,7 @@ fn truth(a: &Args, every: bool) -> Result<Out, TensorError> {
             } else {
                 row.iter().any(|v| v.to_f64() != 0.0)
             }
-        }))
+        })?)
     });
     tensor_out(data, p.shape)
 }
@@ -998,38 +1008,36 @@ fn unmove<O: Element>(out: Vec<O>, x: &Tensor, perm: &[usize]) -> Result<Out, Te
     for (i, &p) in perm.iter().enumerate() {
         inverse[p] = i;
     }
-    Ok(Out::Tensor(t.permuted(&inverse)?.contiguous()))
+    Ok(Out::Tensor(t.permuted(&inverse)?.contiguous()?))
 }
 
 /// `n` default elements in a buffer that asks for huge pages when large:
 /// faulting in a big result 4 KiB at a time costs more than the kernel
 /// that fills it.
-fn filled<O: Element + Default>(n: usize) -> Vec<O> {
-    let mut v = vec_with_capacity(n);
-    v.resize(n, O::default());
-    v
+fn filled<O: Element + Default>(n: usize) -> Result<Vec<O>, TensorError> {
+    Ok(try_filled(n, O::default())?)
 }
 
 /// Runs `f(row, out_row)` over every row, in parallel over rows.
 fn map_rows_into<T: Element, O: Element + Default>(
     r: &Rows,
     f: impl Fn(&[T], &mut [O]) + Sync + Send,
-) -> Vec<O> {
-    let mut out = filled::<O>(r.m * r.n);
+) -> Result<Vec<O>, TensorError> {
+    let mut out = filled::<O>(r.m * r.n)?;
     if r.n == 0 {
-        return out;
+        return Ok(out);
     }
     if r.m * r.n < PAR_MIN {
         for (o, x) in out.chunks_mut(r.n).zip(r.data::<T>().chunks(r.n)) {
             f(x, o);
         }
-        return out;
+        return Ok(out);
     }
     out.par_chunks_mut(r.n)
         .zip(r.data::<T>().par_chunks(r.n))
         .with_min_len((BLOCK / r.n).max(1))
         .for_each(|(o, x)| f(x, o));
-    out
+    Ok(out)
 }
 
 /// A scan: a running accumulator in the accumulation dtype, starting from
@@ -1050,7 +1058,7 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
                 acc = Some(next);
                 *y = Element::from_f64(next.to_f64());
             }
-        });
+        })?;
         unmove(out, x, &perm)
     })
 }
@@ -1113,7 +1121,7 @@ fn normalise(a: &Args, log: bool) -> Result<Out, TensorError> {
     let axis = one_axis(a, x, Some(-1))?;
     let (r, perm) = along(x, axis)?;
     dispatch!(x.dtype(), T => {
-        let mut out = filled::<<T as Reduced>::Float>(r.m * r.n);
+        let mut out = filled::<<T as Reduced>::Float>(r.m * r.n)?;
         if r.n > 0 && r.m * r.n < PAR_MIN {
             let mut e = Vec::new();
             for (o, x) in out.chunks_mut(r.n).zip(r.data::<T>().chunks(r.n)) {

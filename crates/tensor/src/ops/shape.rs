@@ -20,7 +20,7 @@ use crate::dispatch;
 use crate::dtype::DType;
 use crate::format::format_number;
 use crate::promote::promote;
-use crate::storage::{vec_with_capacity, Element};
+use crate::storage::{try_vec, Element};
 use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
@@ -385,7 +385,7 @@ fn take_axes(x: &Tensor, maps: &[Vec<usize>]) -> Result<Tensor, TensorError> {
     let (Some((last_map, outer_maps)), Some((last_table, outer_tables))) =
         (maps.split_last(), tables.split_last())
     else {
-        return Ok(x.contiguous());
+        return x.contiguous();
     };
     let last_stride = x.strides().last().copied().unwrap_or(1);
     let runs = if last_stride == 1 {
@@ -396,7 +396,7 @@ fn take_axes(x: &Tensor, maps: &[Vec<usize>]) -> Result<Tensor, TensorError> {
     let by_runs = last_stride == 1 && runs.len() * 4 <= last_map.len();
     let outside = || Err(TensorError("internal: an index left its storage".into()));
     dispatch!(in x.storage(), v => {
-        let mut out = vec_with_capacity(total);
+        let mut out = try_vec(total).map_err(|e| e.for_tensor(x.dtype(), &shape))?;
         if total > 0 {
             let mut idx = vec![0usize; outer_maps.len()];
             loop {
@@ -463,7 +463,7 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
                 a.about("axis", axis_of(a.op, ax, x.ndim()))?;
             }
         }
-        return Ok(Out::Tensor(x.contiguous()));
+        return Ok(Out::Tensor(x.contiguous()?));
     }
     let Some(axes) = a.ints("axis")? else {
         let flat = reshaped(x, vec![x.numel()])?;
@@ -494,7 +494,7 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
         }
     }
     if x.ndim() == 0 {
-        return Ok(Out::Tensor(x.contiguous()));
+        return Ok(Out::Tensor(x.contiguous()?));
     }
     let maps: Vec<Vec<usize>> = x
         .shape()
@@ -549,7 +549,7 @@ pub(crate) fn index_values(
             .map(|&i| place(i64::from(i), &|| i.to_string()))
             .collect(),
         DType::I8 | DType::I32 | DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => idx
-            .to_f64_vec()
+            .to_f64_vec()?
             .into_iter()
             .map(|v| {
                 if !v.is_finite() || v.fract() != 0.0 || v.abs() > 9.0e18 {
@@ -612,7 +612,7 @@ pub(super) fn gather(a: &Args) -> Result<Out, TensorError> {
     let step = if ax == last { 0 } else { xs[last] };
     let along = xs[ax];
     dispatch!(in x.storage(), v => {
-        let mut out = vec_with_capacity(values.len());
+        let mut out = try_vec(values.len())?;
         let mut pos = vec![0usize; last];
         for row in values.chunks(inner.max(1)) {
             let base = x.offset() as isize
@@ -710,7 +710,7 @@ fn join_typed<T: Element>(
             None => return Err(TensorError("internal: joined pieces are not packed".into())),
         }
     }
-    let mut out: Vec<T> = vec_with_capacity(total);
+    let mut out: Vec<T> = try_vec(total).map_err(|e| e.for_tensor(T::DTYPE, &shape))?;
     for o in 0..outer {
         for &(s, block) in &slices {
             out.extend_from_slice(&s[o * block..(o + 1) * block]);
@@ -819,7 +819,7 @@ mod tests {
     }
 
     fn vals(t: &Tensor) -> Vec<f64> {
-        t.to_f64_vec()
+        t.to_f64_vec().expect("f64s")
     }
 
     #[test]
@@ -871,7 +871,7 @@ mod tests {
         ];
         for v in views {
             assert!(!v.is_contiguous());
-            let packed = v.contiguous();
+            let packed = v.contiguous().expect("copy");
             let sh = v.shape().to_vec();
             let idx = Tensor::from_vec(
                 (0..v.numel()).map(|i| (i % sh[2]) as i32).collect::<Vec<i32>>(),

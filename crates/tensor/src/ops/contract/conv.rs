@@ -156,7 +156,7 @@ pub(crate) fn conv2d(
     let (d, r) = dtypes(&[x.dtype(), w.dtype()]);
     let xp = promoted(&x4, d)?;
     // The weights as an O × (C·KH·KW) matrix, the same for every image.
-    let wm = promoted(w, d)?.contiguous().with_layout(
+    let wm = promoted(w, d)?.contiguous()?.with_layout(
         vec![n, o, c * kh * kw],
         vec![0, (c * kh * kw) as isize, 1],
         0,

@@ -332,7 +332,7 @@ fn as_matrices(
     let (view, dims) = match (merge(rs), merge(cs)) {
         (Some(r), Some(c)) => (view, vec![r, c]),
         _ => {
-            let v = view.contiguous();
+            let v = view.contiguous()?;
             let c: usize = cs.iter().map(|&(d, _)| d).product();
             let r: usize = rs.iter().map(|&(d, _)| d).product();
             let dims = vec![(r, c as isize), (c, 1)];
@@ -393,7 +393,7 @@ fn via_gemm(plan: &Plan, ops: &[Tensor], d: DType, r: DType) -> Result<Option<Te
         .iter()
         .map(|l| natural.iter().position(|n| n == l).unwrap_or(0))
         .collect();
-    Ok(Some(t.permuted(&perm)?.contiguous()))
+    Ok(Some(t.permuted(&perm)?.contiguous()?))
 }
 
 /// The reference loop of the module documentation, in parallel over

@@ -12,8 +12,8 @@ use super::kernels::Kernels;
 use crate::dispatch;
 use crate::dtype::DType;
 use crate::promote::promote;
-use crate::storage::{Element, Storage};
-use crate::tensor::{Tensor, TensorError};
+use crate::storage::{try_vec, Element, Storage};
+use crate::tensor::{ensure_room, numel_of, Tensor, TensorError};
 
 /// The dtype the operands are promoted to, and the result dtype: the
 /// promotion, except that bool and integers give i32 (spec §5, extension 2).
@@ -115,13 +115,13 @@ impl<'a, C: Kernels> Visit<'a, C> for MakeStrided {
 
 /// The storage offsets of element `[.., 0, 0]` of every batch of `t`,
 /// whose leading `nb` axes are batch axes, in row-major batch order.
-pub(crate) fn batch_bases(t: &Tensor, nb: usize) -> Vec<isize> {
+pub(crate) fn batch_bases(t: &Tensor, nb: usize) -> Result<Vec<isize>, TensorError> {
     let shape = &t.shape()[..nb];
     let strides = &t.strides()[..nb];
-    let count: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(count);
+    let count = numel_of(shape)?;
+    let mut out = try_vec(count)?;
     if count == 0 {
-        return out;
+        return Ok(out);
     }
     let mut idx = vec![0usize; nb];
     let mut off = t.offset() as isize;
@@ -138,7 +138,7 @@ pub(crate) fn batch_bases(t: &Tensor, nb: usize) -> Vec<isize> {
             idx[ax] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 /// A batch of matrices for [`gemm::gemm`]: a tensor whose last two axes
@@ -162,7 +162,7 @@ impl Mat<'_> {
         C::visit(
             self.t.storage(),
             MakeStrided {
-                bases: batch_bases(self.t, self.nb),
+                bases: batch_bases(self.t, self.nb)?,
                 st: s[self.nb],
                 sp: s[self.nb + 1],
             },
@@ -174,7 +174,7 @@ impl Mat<'_> {
         C::visit(
             self.t.storage(),
             MakeStrided {
-                bases: batch_bases(self.t, self.nb),
+                bases: batch_bases(self.t, self.nb)?,
                 st: s[self.nb + 1],
                 sp: s[self.nb],
             },
@@ -198,6 +198,8 @@ pub(crate) fn product<C: FromStorage>(
         // no per-batch offsets to list (there may be many empty batches).
         return Tensor::zeros(shape, result);
     }
+    // The result must fit before any work buffer is made for it.
+    ensure_room(result, &shape)?;
     let acc = gemm::gemm::<C>(batches, m, n, k, &*a.left::<C>()?, &*b.right::<C>()?)?;
     C::finish(acc, shape, result)
 }

@@ -47,7 +47,7 @@ fn random(rng: &mut Rng, shape: &[usize], dtype: DType) -> Tensor {
         // Integers out of range wrap on the way in; that is fine here.
         DType::Bool => t.cast(DType::I32).and_then(|t| t.cast(DType::Bool)),
         DType::I8 => Tensor::from_vec(
-            t.to_f64_vec().iter().map(|x| *x as i8).collect::<Vec<i8>>(),
+            t.to_f64_vec().expect("f64s").iter().map(|x| *x as i8).collect::<Vec<i8>>(),
             shape.to_vec(),
         ),
         _ => t.cast(dtype),
@@ -205,8 +205,8 @@ fn matmul_on_views_and_dtypes() {
         let (_, r) = dtypes(&[dt, dt]);
         assert_eq!(got.dtype(), r);
         // Reference: contiguous copies, batches expanded.
-        let av = a.broadcast_view(&[2, 3, 40, 300]).expect("bcast").contiguous();
-        let bv = b.broadcast_view(&[2, 3, 300, 37]).expect("bcast").contiguous();
+        let av = a.broadcast_view(&[2, 3, 40, 300]).expect("bcast").contiguous().expect("copy");
+        let bv = b.broadcast_view(&[2, 3, 300, 37]).expect("bcast").contiguous().expect("copy");
         let want = match accumulation_of(dt) {
             0 => {
                 let (x, y) = (f32s(&av), f32s(&bv));
@@ -214,12 +214,12 @@ fn matmul_on_views_and_dtypes() {
                 <f32 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
             1 => {
-                let acc = naive(&av.to_f64_vec(), &bv.to_f64_vec(), 6, 40, 37, 300);
+                let acc = naive(&av.to_f64_vec().expect("f64s"), &bv.to_f64_vec().expect("f64s"), 6, 40, 37, 300);
                 <f64 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
             _ => {
-                let x: Vec<i32> = av.to_f64_vec().iter().map(|v| *v as i32).collect();
-                let y: Vec<i32> = bv.to_f64_vec().iter().map(|v| *v as i32).collect();
+                let x: Vec<i32> = av.to_f64_vec().expect("f64s").iter().map(|v| *v as i32).collect();
+                let y: Vec<i32> = bv.to_f64_vec().expect("f64s").iter().map(|v| *v as i32).collect();
                 let acc = naive(&x, &y, 6, 40, 37, 300);
                 <i32 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
@@ -238,7 +238,7 @@ fn accumulation_of(dt: DType) -> u8 {
 }
 
 fn f32s(t: &Tensor) -> Vec<f32> {
-    t.to_f64_vec().iter().map(|v| *v as f32).collect()
+    t.to_f64_vec().expect("f64s").iter().map(|v| *v as f32).collect()
 }
 
 /// Two-operand einsums that go through `gemm` against the reference loop.
@@ -285,7 +285,7 @@ fn conv2d_equals_explicit_im2col() {
         let (oh, ow) = ((hp - kh) / sh + 1, (wp - kw) / sw + 1);
         assert_eq!(got.shape(), &[n, o, oh, ow]);
         // cols[n, c, kh, kw, oh, ow], zeros where the window is padding.
-        let xv = x.to_f64_vec();
+        let xv = x.to_f64_vec().expect("f64s");
         let mut cols = Vec::new();
         for ni in 0..n {
             for ci in 0..c {

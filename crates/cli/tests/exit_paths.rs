@@ -1,0 +1,121 @@
+//! How a `twill run` ends when something stops it (issue 11): an allocation
+//! failure under a 16 GiB address-space limit, as in the issue's examples,
+//! is a located `error:` with exit status 1, and Ctrl-C is `error:
+//! interrupted` with status 130; in both, what the program printed before
+//! is in its output file, flushed, not lost with a buffer.
+
+// Test code writes fixtures and runs the binary: the core crates' IO rule
+// (clippy.toml) is for the interpreter, not its tests.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+// A failing test should stop with the value it was given, so tests unwrap.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The address-space limit of acceptance point 1.
+const LIMIT: u64 = 16 << 30;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("twill-exit-paths-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `twill run` of `src` under the limit, stdout to a file: (status, stdout
+/// file contents, stderr).
+fn run_limited(name: &str, src: &str) -> (Option<i32>, String, String) {
+    let dir = scratch(name);
+    let prog = dir.join("p.tw");
+    std::fs::write(&prog, src).unwrap();
+    let out = std::fs::File::create(dir.join("out.txt")).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+    cmd.arg("run")
+        .arg(&prog)
+        .env("NO_COLOR", "1")
+        .stdout(out)
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: LIMIT,
+                rlim_max: LIMIT,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    let stdout = std::fs::read_to_string(dir.join("out.txt")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    (o.status.code(), stdout, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Each example of the issue, at its own size: a located error, status 1.
+#[test]
+fn allocation_failures_are_located_errors_and_keep_output() {
+    let cases = [
+        "zeros([100000,1]) + zeros([1,100000])",
+        "ones([100000,1,1,1]) @ ones([1,100000,1,1])",
+        "zeros([0, 9223372036854775807]).sum(axis=0)",
+        "zeros([0, 9223372036854775807]).all(axis=0)",
+        "zeros([0, 9223372036854775807]).any(axis=0)",
+        "zeros([0, 9223372036854775807]).prod(axis=0)",
+        "zeros([0, 9223372036854775807]).mean(axis=0)",
+        "index_select(ones([1,1000000]), 0, zeros([1000000], i8))",
+        "ones([1]).broadcast_to([100000,100000,100000]).sum()",
+        "concat([zeros([0, 9223372036854775807]), zeros([0, 9223372036854775807])], axis=1)",
+    ];
+    for (i, expr) in cases.iter().enumerate() {
+        let src = format!("print(1)\nlet t = {expr}\nprint(2)\n");
+        let (code, out, err) = run_limited(&format!("alloc{i}"), &src);
+        assert_eq!(code, Some(1), "{expr}: {err}");
+        assert_eq!(out, "1\n", "{expr}: the output before the error is kept");
+        assert!(err.starts_with("error: "), "{expr}: {err}");
+        assert!(err.contains("p.tw:2:9 ]"), "{expr}: not located at the call: {err}");
+        assert!(!err.contains("internal error"), "{expr}: {err}");
+    }
+}
+
+#[test]
+fn ctrl_c_flushes_the_output_and_exits_130() {
+    let dir = scratch("sigint");
+    let prog = dir.join("p.tw");
+    std::fs::write(&prog, "print(\"before\")\nvar i = 0\nwhile true { i += 1 }\n").unwrap();
+    let out_path = dir.join("out.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twill"))
+        .arg("run")
+        .arg(&prog)
+        .env("NO_COLOR", "1")
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The program is in its loop once start-up is over; give it time, then
+    // interrupt it. (Its output is still in the buffer: it only reaches the
+    // file because the interrupt flushes it.)
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let o = loop {
+        if let Some(_status) = child.try_wait().unwrap() {
+            break child.wait_with_output().unwrap();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the interrupt did not stop the program");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.starts_with("error: interrupted"), "{err}");
+    assert!(err.contains("p.tw:3:"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "before\n");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
