@@ -8,7 +8,9 @@
 //! the process may, its owner and group. Anything else (a device, a FIFO, a
 //! socket, a file in `/proc` or `/sys`, and so `/dev/stdout`, which is a
 //! link into `/proc/self/fd`) is opened and written directly, never
-//! replaced.
+//! replaced. A link to one of this process's own open files
+//! (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`) is written through that
+//! open file itself, so the bytes land where its next write would.
 //!
 //! On Linux the temporary file is made with `O_TMPFILE`: it has no name
 //! while it is written and synced, so a process killed then leaves nothing
@@ -60,13 +62,19 @@ pub(crate) enum Plan {
     /// Open the path and write to it (it is not a regular file, or lives
     /// on a file system whose files are not data, such as `/proc`).
     Direct(PathBuf),
+    /// Write to this process's open file `N`, reached as `/dev/fd/N`,
+    /// `/proc/self/fd/N` or `/dev/stdout`. Opening the path would make a
+    /// second, independent position in the file: a `print` after the write
+    /// would then overwrite it when standard output is a regular file.
+    #[cfg(target_os = "linux")]
+    OwnFd(i32),
 }
 
 impl Plan {
     /// Whether the bytes go straight to the path (so may land where
     /// standard output goes, and buffered output should go first).
     pub(crate) fn is_direct(&self) -> bool {
-        matches!(self, Plan::Direct(_))
+        !matches!(self, Plan::Replace { .. })
     }
 
     /// Writes `bytes` as the plan says.
@@ -79,6 +87,8 @@ impl Plan {
                 old,
             } => replace(target, dir, name, old.as_ref(), bytes),
             Plan::Direct(path) => write_direct(path, bytes),
+            #[cfg(target_os = "linux")]
+            Plan::OwnFd(fd) => own_fd::write(*fd, bytes),
         };
         written.map_err(user_facing)
     }
@@ -110,7 +120,12 @@ fn resolve(path: &Path) -> io::Result<Plan> {
         let kind = meta.file_type();
         if is_pseudo_file_system(&dir) {
             // `/proc/self/fd/N` and its kin are links to open files, not
-            // to paths: only opening them reaches the right file.
+            // to paths: only the open file itself, or opening the link,
+            // reaches the right file.
+            #[cfg(target_os = "linux")]
+            if let Some(fd) = own_fd::number(&dir, &name).filter(|_| kind.is_symlink()) {
+                return Ok(Plan::OwnFd(fd));
+            }
             return Ok(Plan::Direct(current));
         }
         if kind.is_symlink() {
@@ -193,9 +208,10 @@ fn is_pseudo_file_system(_dir: &Path) -> bool {
 }
 
 /// Opens the path as it is, without creating or truncating it, and writes
-/// `bytes`. Appending means a regular file reached this way (`/dev/stdout`
-/// redirected to a file) gains the bytes after what is there instead of
-/// having its start overwritten; devices and FIFOs ignore the flag.
+/// `bytes`. Appending means a regular file reached this way (through
+/// another process's `/proc/PID/fd/N`, or a file in `/proc` or `/sys`)
+/// gains the bytes after what is there instead of having its start
+/// overwritten; devices and FIFOs ignore the flag.
 fn write_direct(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.append(true);
@@ -209,6 +225,43 @@ fn write_direct(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = options.open(path)?;
     file.write_all(bytes)?;
     file.flush()
+}
+
+/// This process's open files, as `/proc` shows them.
+#[cfg(target_os = "linux")]
+mod own_fd {
+    use std::ffi::OsStr;
+    use std::fs::File;
+    use std::io::{self, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::path::Path;
+
+    /// The descriptor `name` names when `dir` is this process's own
+    /// descriptor directory (by any of its usual names).
+    pub(super) fn number(dir: &Path, name: &OsStr) -> Option<i32> {
+        let own = format!("/proc/{}/fd", std::process::id());
+        let dir = dir.to_str()?;
+        if !["/dev/fd", "/proc/self/fd", "/proc/thread-self/fd", own.as_str()].contains(&dir) {
+            return None;
+        }
+        name.to_str()?.parse().ok()
+    }
+
+    /// Writes `bytes` to a duplicate of descriptor `fd`, which shares the
+    /// original's position (and so stays in order with it).
+    pub(super) fn write(fd: i32, bytes: &[u8]) -> io::Result<()> {
+        // SAFETY: `fcntl` with `F_DUPFD_CLOEXEC` takes plain integers; on a
+        // closed descriptor it fails with `EBADF` instead of touching it.
+        let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if copy < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `copy` is a descriptor this call just made and nothing
+        // else owns; the `File` closes it when dropped.
+        let mut file = File::from(unsafe { OwnedFd::from_raw_fd(copy) });
+        file.write_all(bytes)?;
+        file.flush()
+    }
 }
 
 /// Replaces (or creates) `target` with a complete temporary file from

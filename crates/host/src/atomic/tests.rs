@@ -4,7 +4,7 @@
 //! exactly the files it should, so a temporary file left behind fails it.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{symlink, FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -213,21 +213,25 @@ fn a_socket_is_not_replaced() {
 }
 
 #[test]
-fn an_open_file_link_in_proc_is_written_through_like_dev_stdout() {
+fn a_link_to_an_open_file_writes_through_it_like_dev_stdout() {
     let dir = Scratch::new("proc");
     let out = dir.path("out.txt");
-    fs::write(&out, b"printed; ").unwrap();
+    // Opened as a shell opens `> out.txt` for standard output: writes go
+    // at the descriptor's position, which a direct write must move too.
+    let mut open = fs::File::create(&out).unwrap();
     let before = fs::metadata(&out).unwrap().ino();
-    let open = fs::OpenOptions::new().append(true).open(&out).unwrap();
-    let fd_link = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&open));
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&open);
+    open.write_all(b"printed; ").unwrap();
     // `/dev/stdout` is a link to `/proc/self/fd/1`; this is the same shape.
-    symlink(&fd_link, dir.path("stdout")).unwrap();
-    write(&dir.text("stdout"), b"through the link; ").unwrap();
-    write(&fd_link, b"directly").unwrap();
+    symlink(format!("/proc/self/fd/{fd}"), dir.path("stdout")).unwrap();
+    write(&dir.text("stdout"), b"through a link; ").unwrap();
+    write(&format!("/proc/self/fd/{fd}"), b"as self; ").unwrap();
+    write(&format!("/proc/{}/fd/{fd}", std::process::id()), b"as pid; ").unwrap();
+    open.write_all(b"printed again").unwrap();
     drop(open);
     assert_eq!(
         fs::read_to_string(&out).unwrap(),
-        "printed; through the link; directly"
+        "printed; through a link; as self; as pid; printed again"
     );
     assert_eq!(fs::metadata(&out).unwrap().ino(), before);
     assert_eq!(dir.entries(), ["out.txt", "stdout"]);
