@@ -6,16 +6,14 @@
 //! renaming a complete, synced temporary file from the same directory over
 //! it; the temporary file takes the old file's permission bits and, where
 //! the process may, its owner and group. Anything else (a device, a FIFO, a
-//! socket, a file in `/proc` or `/sys`, and so `/dev/stdout`, which is a
-//! link into `/proc/self/fd`) is opened and written directly, never
-//! replaced. A link to one of this process's own open files
+//! socket, a file in `/proc` or `/sys`) is opened and written directly,
+//! never replaced; a link to one of this process's own open files
 //! (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`) is written through that
 //! open file itself, so the bytes land where its next write would.
 //!
-//! On Linux the temporary file is made with `O_TMPFILE`: it has no name
-//! while it is written and synced, so a process killed then leaves nothing
-//! behind, and it is given a name only just before the rename (the two
-//! system calls are the only window in which a `kill -9` can leave one).
+//! On Linux the temporary file is made with `O_TMPFILE`, so it has no name
+//! while it is written and a `kill -9` then leaves nothing; how it then
+//! takes the target's place without a window for one is in [`anonymous`].
 //! Where `O_TMPFILE` is not available (another system, a file system
 //! without it, no `/proc`) the temporary file is a named one, created
 //! exclusively; either way every error path removes it.
@@ -270,8 +268,8 @@ fn replace(target: &Path, dir: &Path, name: &OsStr, old: Option<&Metadata>, byte
     #[cfg(target_os = "linux")]
     if let Some(file) = anonymous::open(dir)? {
         fill(&file, old, bytes)?;
-        if let Some(tmp) = anonymous::name(&file, dir, name) {
-            return rename_or_remove(&tmp, target);
+        if anonymous::publish(&file, dir, name, target, old.is_none())? {
+            return Ok(());
         }
         // No way to give it a name (no `/proc`): write a named one instead.
     }
@@ -372,66 +370,8 @@ fn remove_temporary(tmp: &Path) {
     let _ = std::fs::remove_file(tmp);
 }
 
-/// Anonymous temporary files (`O_TMPFILE`, Linux 3.11 and later): written
-/// and synced with no name, so an interrupted process leaves nothing.
 #[cfg(target_os = "linux")]
-mod anonymous {
-    use std::ffi::{CString, OsStr};
-    use std::fs::{File, OpenOptions};
-    use std::io;
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::path::{Path, PathBuf};
-
-    /// An unnamed file in `dir`, or `None` where the kernel or the file
-    /// system has no `O_TMPFILE` (old kernels read the flag as
-    /// `O_DIRECTORY` and answer `EISDIR`).
-    pub(super) fn open(dir: &Path) -> io::Result<Option<File>> {
-        match OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_TMPFILE)
-            .open(dir)
-        {
-            Ok(file) => Ok(Some(file)),
-            Err(e) => match e.raw_os_error() {
-                Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL) => Ok(None),
-                _ => Err(e),
-            },
-        }
-    }
-
-    /// Links the unnamed `file` into `dir` under a fresh temporary name,
-    /// through its `/proc/self/fd` entry (which needs no privileges, unlike
-    /// `AT_EMPTY_PATH`). `None` when that fails for any reason other than
-    /// a taken name: the caller then writes a named temporary file, whose
-    /// creation reports the real error if there is one.
-    pub(super) fn name(file: &File, dir: &Path, name: &OsStr) -> Option<PathBuf> {
-        let source = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
-        for _ in 0..super::NAME_ATTEMPTS {
-            let tmp = dir.join(super::temporary_name(name));
-            let c_tmp = CString::new(tmp.as_os_str().as_bytes()).ok()?;
-            // SAFETY: both arguments are NUL-terminated strings alive for
-            // the call; `linkat` only reads them.
-            let rc = unsafe {
-                libc::linkat(
-                    libc::AT_FDCWD,
-                    source.as_ptr(),
-                    libc::AT_FDCWD,
-                    c_tmp.as_ptr(),
-                    libc::AT_SYMLINK_FOLLOW,
-                )
-            };
-            if rc == 0 {
-                return Some(tmp);
-            }
-            if io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
-                return None;
-            }
-        }
-        None
-    }
-}
+mod anonymous;
 
 /// The same error with the text a user reads: the system's description in
 /// lower case, without the ` (os error N)` that Rust adds for developers.

@@ -117,7 +117,7 @@ impl Host for RealHost {
         std::fs::read_to_string(path).map_err(atomic::user_facing)
     }
 
-    /// Per spec §9, by way of [`atomic`]: a regular file (a symbolic
+    /// Per spec §9, by way of the `atomic` module: a regular file (a symbolic
     /// link's target included) is replaced by renaming a complete temporary
     /// file over it; anything else is written directly. A direct write may
     /// reach whatever standard output goes to (`/dev/stdout`), so what
