@@ -240,7 +240,10 @@ fn outcome_from_files(ours: (u64, u64), tmp: &Path, target: &Path) -> Step {
 
 #[cfg(test)]
 mod tests {
-    use super::Step;
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
+
+    use super::{outcome_from_files, Step};
 
     #[test]
     fn steps_survive_the_trip_through_an_exit_status() {
@@ -253,5 +256,28 @@ mod tests {
         ] {
             assert_eq!(Step::from_code(step.code()), step);
         }
+    }
+
+    #[test]
+    fn a_child_that_reports_nothing_is_judged_by_the_files() {
+        let dir = std::env::temp_dir().join(format!("twill-host-outcome-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let (ours, tmp, other) = (dir.join("ours"), dir.join(".tmp"), dir.join("other"));
+        fs::write(&ours, b"new").unwrap();
+        fs::write(&other, b"old").unwrap();
+        let meta = fs::metadata(&ours).unwrap();
+        let id = (meta.dev(), meta.ino());
+        // The rename happened: the target is this file.
+        assert_eq!(outcome_from_files(id, &tmp, &ours), Step::Done);
+        // It did not: the temporary name (a link to this file) goes.
+        fs::hard_link(&ours, &tmp).unwrap();
+        assert_eq!(
+            outcome_from_files(id, &tmp, &other),
+            Step::RenameFailed(libc::EINTR)
+        );
+        assert!(fs::symlink_metadata(&tmp).is_err());
+        assert_eq!(fs::read(&other).unwrap(), b"old");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
