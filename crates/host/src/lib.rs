@@ -25,6 +25,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+mod atomic;
+
 /// What a running program, and the session around it, may do outside.
 pub trait Host {
     /// The whole content of the file at `path`.
@@ -108,37 +110,26 @@ impl RealHost {
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 impl Host for RealHost {
     fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>> {
-        std::fs::read(path)
+        std::fs::read(path).map_err(atomic::user_facing)
     }
 
     fn read_text(&mut self, path: &str) -> io::Result<String> {
-        std::fs::read_to_string(path)
+        std::fs::read_to_string(path).map_err(atomic::user_facing)
     }
 
-    /// The bytes go to a temporary file in the same directory, which is
-    /// then synced and renamed over the target; on failure the temporary
-    /// file is removed.
+    /// Per spec §9, by way of the `atomic` module: a regular file (a symbolic
+    /// link's target included) is replaced by renaming a complete temporary
+    /// file over it; anything else is written directly. A direct write may
+    /// reach whatever standard output goes to (`/dev/stdout`), so what
+    /// `print` has buffered goes out first and the two keep their order.
     fn write_file(&mut self, path: &str, bytes: &[u8]) -> io::Result<()> {
-        let target = std::path::Path::new(path);
-        let dir = target
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_else(|| "out".into());
-        let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-        let result = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, target)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        let plan = atomic::plan(path)?;
+        if plan.is_direct() {
+            // A failed flush is not this write's error: the output stays
+            // buffered and the flush at the end of the program reports it.
+            let _ = self.stdout.flush();
         }
-        result
+        plan.write(bytes)
     }
 
     fn read_stdin(&mut self) -> io::Result<Vec<u8>> {
