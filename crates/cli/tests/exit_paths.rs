@@ -4,6 +4,7 @@
 //! interrupted` with status 130; in both, what the program printed before
 //! is in its output file, flushed, not lost with a buffer.
 
+#![cfg(unix)]
 // Test code writes fixtures and runs the binary: the core crates' IO rule
 // (clippy.toml) is for the interpreter, not its tests.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
@@ -53,7 +54,11 @@ fn run_limited(name: &str, src: &str) -> (Option<i32>, String, String) {
     let o = cmd.output().unwrap();
     let stdout = std::fs::read_to_string(dir.join("out.txt")).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
-    (o.status.code(), stdout, String::from_utf8_lossy(&o.stderr).into_owned())
+    (
+        o.status.code(),
+        stdout,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 /// Each example of the issue, at its own size: a located error, status 1.
@@ -77,7 +82,10 @@ fn allocation_failures_are_located_errors_and_keep_output() {
         assert_eq!(code, Some(1), "{expr}: {err}");
         assert_eq!(out, "1\n", "{expr}: the output before the error is kept");
         assert!(err.starts_with("error: "), "{expr}: {err}");
-        assert!(err.contains("p.tw:2:9 ]"), "{expr}: not located at the call: {err}");
+        assert!(
+            err.contains("p.tw:2:9 ]"),
+            "{expr}: not located at the call: {err}"
+        );
         assert!(!err.contains("internal error"), "{expr}: {err}");
     }
 }
@@ -109,7 +117,10 @@ fn ctrl_c_flushes_the_output_and_exits_130() {
         if let Some(_status) = child.try_wait().unwrap() {
             break child.wait_with_output().unwrap();
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "the interrupt did not stop the program");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the interrupt did not stop the program"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let err = String::from_utf8_lossy(&o.stderr).into_owned();

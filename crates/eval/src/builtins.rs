@@ -603,7 +603,8 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                     return fail(span, "`split` needs a non-empty separator");
                 }
                 let mut out = Vec::new();
-                ops::reserve_arr(&mut out, s.matches(sep.as_str()).count() + 1).or_else(|f| fail_with(span, f))?;
+                ops::reserve_arr(&mut out, s.matches(sep.as_str()).count() + 1)
+                    .or_else(|f| fail_with(span, f))?;
                 out.extend(s.split(sep.as_str()).map(Value::str));
                 Ok(Value::Arr(Rc::new(out)))
             }

@@ -669,7 +669,8 @@ fn encode_npy(t: &Tensor) -> Result<Vec<u8>, String> {
     out.extend_from_slice(header.as_bytes());
 
     let storage = t.to_storage().map_err(|e| e.to_string())?;
-    out.try_reserve_exact(storage.nbytes()).map_err(|_| format!("cannot allocate {} bytes for the file", storage.nbytes()))?;
+    out.try_reserve_exact(storage.nbytes())
+        .map_err(|_| format!("cannot allocate {} bytes for the file", storage.nbytes()))?;
     dispatch!(in &storage, v => append_le_bytes(v, &mut out));
     Ok(out)
 }

@@ -262,7 +262,9 @@ pub(crate) fn reserve_arr(v: &mut Vec<Value>, total: usize) -> Result<(), Failur
     let more = total.saturating_sub(v.len());
     v.try_reserve(more).map_err(|_| {
         let bytes = total as u128 * std::mem::size_of::<Value>() as u128;
-        Failure::from(format!("cannot allocate {bytes} bytes for an Arr of {total} items: out of memory"))
+        Failure::from(format!(
+            "cannot allocate {bytes} bytes for an Arr of {total} items: out of memory"
+        ))
     })
 }
 

@@ -1169,7 +1169,11 @@ fn pair(v: Option<Value>, default: usize) -> Res<(usize, usize)> {
         }
         // A list literal `[2, 1]` is an f64 tensor (spec §4).
         Some(t) if is_tensor(&t) => {
-            let v = base(&t).map(|t| t.to_f64_vec()).transpose().map_err(|e| e.to_string())?.unwrap_or_default();
+            let v = base(&t)
+                .map(|t| t.to_f64_vec())
+                .transpose()
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default();
             let items: Vec<Value> = v.iter().map(|&x| Value::Int(x as i64)).collect();
             pair(Some(Value::Arr(Rc::new(items))), default)
         }

@@ -264,7 +264,8 @@ mod tests {
 
     fn dot(a: &Tensor, b: &Tensor) -> f64 {
         assert_eq!(a.shape(), b.shape());
-        a.to_f64_vec().expect("f64s")
+        a.to_f64_vec()
+            .expect("f64s")
             .iter()
             .zip(b.to_f64_vec().expect("f64s"))
             .map(|(x, y)| x * y)
@@ -372,7 +373,8 @@ mod tests {
             let view = src
                 .permuted(&[2, 1, 0])
                 .expect("p")
-                .contiguous().expect("copy")
+                .contiguous()
+                .expect("copy")
                 .permuted(&[2, 1, 0])
                 .expect("v");
             assert!(!view.is_contiguous());

@@ -1837,7 +1837,13 @@ mod tests {
                 let xs = x.broadcast_view(&shape).expect("x").to_f64_vec().expect("f64s");
                 let ys = y.broadcast_view(&shape).expect("y").to_f64_vec().expect("f64s");
                 let want: Vec<f64> = xs.iter().zip(&ys).map(|(p, q)| p - q).collect();
-                assert_eq!(r.to_f64_vec().expect("f64s"), want, "{:?} - {:?}", x.shape(), y.shape());
+                assert_eq!(
+                    r.to_f64_vec().expect("f64s"),
+                    want,
+                    "{:?} - {:?}",
+                    x.shape(),
+                    y.shape()
+                );
                 got.push(r.to_f64_vec().expect("f64s"));
             }
             let args = vec![
@@ -1854,7 +1860,8 @@ mod tests {
                 .scalars()
                 .collect::<Vec<_>>();
             let want: Vec<f64> = a
-                .to_f64_vec().expect("f64s")
+                .to_f64_vec()
+                .expect("f64s")
                 .iter()
                 .zip(&c)
                 .map(|(v, k)| if *k == Scalar::Bool(true) { *v } else { -1.0 })

@@ -626,10 +626,12 @@ fn per_lane<T: Ordered, O: Element>(
         .packed
         .as_slice::<T>()
         .ok_or_else(|| TensorError("internal: lanes are not packed".into()))?;
-    let total = l
-        .rows
-        .checked_mul(m)
-        .ok_or_else(|| TensorError(format!("{} rows of {m} results are more than can be counted", l.rows)))?;
+    let total = l.rows.checked_mul(m).ok_or_else(|| {
+        TensorError(format!(
+            "{} rows of {m} results are more than can be counted",
+            l.rows
+        ))
+    })?;
     let mut out: Vec<O> = try_filled(total, fill).map_err(|e| e.for_tensor(O::DTYPE, &[l.rows, m]))?;
     if total > 0 {
         // Enough lanes per task that a task is worth scheduling.

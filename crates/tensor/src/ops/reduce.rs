@@ -247,7 +247,11 @@ impl Rows {
             // work to be worth handing to other threads.
             out.extend(data.chunks(self.n).map(f));
         } else {
-            out.par_extend(data.par_chunks(self.n).with_min_len((BLOCK / self.n).max(1)).map(f));
+            out.par_extend(
+                data.par_chunks(self.n)
+                    .with_min_len((BLOCK / self.n).max(1))
+                    .map(f),
+            );
         }
         Ok(out)
     }

@@ -47,7 +47,11 @@ fn random(rng: &mut Rng, shape: &[usize], dtype: DType) -> Tensor {
         // Integers out of range wrap on the way in; that is fine here.
         DType::Bool => t.cast(DType::I32).and_then(|t| t.cast(DType::Bool)),
         DType::I8 => Tensor::from_vec(
-            t.to_f64_vec().expect("f64s").iter().map(|x| *x as i8).collect::<Vec<i8>>(),
+            t.to_f64_vec()
+                .expect("f64s")
+                .iter()
+                .map(|x| *x as i8)
+                .collect::<Vec<i8>>(),
             shape.to_vec(),
         ),
         _ => t.cast(dtype),
@@ -205,8 +209,16 @@ fn matmul_on_views_and_dtypes() {
         let (_, r) = dtypes(&[dt, dt]);
         assert_eq!(got.dtype(), r);
         // Reference: contiguous copies, batches expanded.
-        let av = a.broadcast_view(&[2, 3, 40, 300]).expect("bcast").contiguous().expect("copy");
-        let bv = b.broadcast_view(&[2, 3, 300, 37]).expect("bcast").contiguous().expect("copy");
+        let av = a
+            .broadcast_view(&[2, 3, 40, 300])
+            .expect("bcast")
+            .contiguous()
+            .expect("copy");
+        let bv = b
+            .broadcast_view(&[2, 3, 300, 37])
+            .expect("bcast")
+            .contiguous()
+            .expect("copy");
         let want = match accumulation_of(dt) {
             0 => {
                 let (x, y) = (f32s(&av), f32s(&bv));
@@ -214,7 +226,14 @@ fn matmul_on_views_and_dtypes() {
                 <f32 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
             1 => {
-                let acc = naive(&av.to_f64_vec().expect("f64s"), &bv.to_f64_vec().expect("f64s"), 6, 40, 37, 300);
+                let acc = naive(
+                    &av.to_f64_vec().expect("f64s"),
+                    &bv.to_f64_vec().expect("f64s"),
+                    6,
+                    40,
+                    37,
+                    300,
+                );
                 <f64 as Kernels>::finish(acc, vec![2, 3, 40, 37], r)
             }
             _ => {
