@@ -142,7 +142,13 @@ pub(crate) fn shape_arg(v: &Value, span: Span) -> R<Vec<usize>> {
             out
         }
         Value::Tensor(t) if t.ndim() == 1 => {
-            let mut out = Vec::with_capacity(t.numel());
+            let mut out: Vec<i64> = Vec::new();
+            if out.try_reserve_exact(t.numel()).is_err() {
+                return fail(
+                    span,
+                    format!("a shape of {} dimensions cannot be held", t.numel()),
+                );
+            }
             for s in t.scalars() {
                 let x = s.to_f64();
                 if x.fract() != 0.0 || !x.is_finite() {

@@ -73,6 +73,35 @@ pub struct RealHost {
     start: std::time::Instant,
 }
 
+/// Everything `source` yields, in a buffer that grows fallibly (room for
+/// `hint` bytes, the file's size, first): a file larger than memory, or an
+/// endless device such as `/dev/zero`, is an `OutOfMemory` error naming the
+/// size, never an abort.
+fn read_all(mut source: impl io::Read, hint: u64) -> io::Result<Vec<u8>> {
+    let oom = |n: usize| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            format!("cannot allocate {n} bytes to read it"),
+        )
+    };
+    let mut bytes: Vec<u8> = Vec::new();
+    let first = usize::try_from(hint).unwrap_or(usize::MAX);
+    bytes.try_reserve_exact(first).map_err(|_| oom(first))?;
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let n = match source.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        bytes
+            .try_reserve(n)
+            .map_err(|_| oom(bytes.len().saturating_add(n)))?;
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+}
+
 // RealHost is the operating system: the one place in the core crates that
 // may touch it (clippy.toml forbids it everywhere else).
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
@@ -110,11 +139,9 @@ impl RealHost {
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 impl Host for RealHost {
     fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>> {
-        std::fs::read(path).map_err(atomic::user_facing)
-    }
-
-    fn read_text(&mut self, path: &str) -> io::Result<String> {
-        std::fs::read_to_string(path).map_err(atomic::user_facing)
+        let file = std::fs::File::open(path).map_err(atomic::user_facing)?;
+        let hint = file.metadata().map_or(0, |m| m.len());
+        read_all(file, hint).map_err(atomic::user_facing)
     }
 
     /// Per spec §9, by way of the `atomic` module: a regular file (a symbolic
@@ -133,9 +160,7 @@ impl Host for RealHost {
     }
 
     fn read_stdin(&mut self) -> io::Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        io::Read::read_to_end(&mut io::stdin(), &mut bytes)?;
-        Ok(bytes)
+        read_all(io::stdin(), 0)
     }
 
     fn stdout(&mut self) -> &mut dyn Write {

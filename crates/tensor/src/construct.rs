@@ -12,6 +12,7 @@
 use crate::convert::Scalar;
 use crate::dtype::DType;
 use crate::math;
+use crate::storage::{try_collect, try_filled, try_vec};
 use crate::tensor::{numel_of, Tensor, TensorError};
 
 /// Largest element count a computed constructor accepts; beyond it the
@@ -48,7 +49,7 @@ pub fn arange(a: f64, b: f64, step: f64, dtype: DType) -> Result<Tensor, TensorE
     }
     let n = if count <= 0.0 { 0 } else { count as usize };
     check_len(n)?;
-    let values = (0..n).map(|i| a + i as f64 * step).collect();
+    let values = try_collect(n, (0..n).map(|i| a + i as f64 * step))?;
     from_f64s(values, vec![n], dtype)
 }
 
@@ -60,7 +61,7 @@ pub fn linspace(a: f64, b: f64, n: usize, dtype: DType) -> Result<Tensor, Tensor
         1 => vec![a],
         _ => {
             let step = (b - a) / (n - 1) as f64;
-            let mut v: Vec<f64> = (0..n).map(|i| a + i as f64 * step).collect();
+            let mut v: Vec<f64> = try_collect(n, (0..n).map(|i| a + i as f64 * step))?;
             v[n - 1] = b;
             v
         }
@@ -71,7 +72,7 @@ pub fn linspace(a: f64, b: f64, n: usize, dtype: DType) -> Result<Tensor, Tensor
 pub fn eye(n: usize, dtype: DType) -> Result<Tensor, TensorError> {
     let total = numel_of(&[n, n])?;
     check_len(total)?;
-    let mut values = vec![0.0; total];
+    let mut values = try_filled(total, 0.0).map_err(|e| e.for_tensor(DType::F64, &[n, n]))?;
     for i in 0..n {
         values[i * n + i] = 1.0;
     }
@@ -104,7 +105,7 @@ pub fn rand(shape: Vec<usize>, dtype: DType, seed: u64) -> Result<Tensor, Tensor
     let n = numel_of(&shape)?;
     check_len(n)?;
     let mut g = SplitMix64::new(seed);
-    let values = (0..n).map(|_| g.uniform()).collect();
+    let values = try_collect(n, (0..n).map(|_| g.uniform())).map_err(|e| e.for_tensor(DType::F64, &shape))?;
     from_f64s(values, shape, dtype)
 }
 
@@ -112,7 +113,7 @@ pub fn randn(shape: Vec<usize>, dtype: DType, seed: u64) -> Result<Tensor, Tenso
     let n = numel_of(&shape)?;
     check_len(n)?;
     let mut g = SplitMix64::new(seed);
-    let mut values = Vec::with_capacity(n);
+    let mut values = try_vec(n).map_err(|e| e.for_tensor(DType::F64, &shape))?;
     while values.len() < n {
         let u1 = 1.0 - g.uniform();
         let u2 = g.uniform();
@@ -128,7 +129,7 @@ pub fn randn(shape: Vec<usize>, dtype: DType, seed: u64) -> Result<Tensor, Tenso
 
 /// A tensor of `shape` from row-major scalars, each cast once to `dtype`.
 pub fn from_scalars(items: &[Scalar], shape: Vec<usize>, dtype: DType) -> Result<Tensor, TensorError> {
-    let mut cast = Vec::with_capacity(items.len());
+    let mut cast = try_vec(items.len())?;
     for s in items {
         cast.push(s.cast(dtype)?);
     }

@@ -123,6 +123,10 @@ fn jacobian_rows(tp: &TapeVal, root: &Value, input: &Tensor, span: Span) -> R<Va
         );
     };
     let gdt = grad_dtype(rt.dtype());
+    let mut shape = rt.shape().to_vec();
+    shape.extend_from_slice(in_shape);
+    // The whole Jacobian must fit before one backward pass is run for it.
+    twill_tensor::tensor::ensure_room(grad_dtype(input.dtype()), &shape).or_else(|e| fail(span, e.0))?;
     let mut rows = Vec::with_capacity(rt.numel());
     for j in 0..rt.numel() {
         let mut hot = vec![0.0f64; rt.numel()];
@@ -133,8 +137,6 @@ fn jacobian_rows(tp: &TapeVal, root: &Value, input: &Tensor, span: Span) -> R<Va
             .or_else(|e| fail(span, e.0))?;
         rows.push(run_backward(tp, root, &seed, false, span)?);
     }
-    let mut shape = rt.shape().to_vec();
-    shape.extend_from_slice(in_shape);
     if rows.is_empty() {
         // No rows to stack: the empty Jacobian still has the gradient
         // dtype of the input (spec §8).

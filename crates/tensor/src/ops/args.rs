@@ -221,7 +221,7 @@ impl Args {
             Some(Arg::Int(i)) => Ok(Some(vec![*i])),
             Some(Arg::Ints(v)) => Ok(Some(v.clone())),
             Some(Arg::Tensor(t)) if t.ndim() <= 1 => {
-                let mut out = Vec::with_capacity(t.numel());
+                let mut out = crate::storage::try_vec(t.numel())?;
                 for s in t.scalars() {
                     let x = s.to_f64();
                     if x.fract() != 0.0 || !x.is_finite() || x.abs() > 9.0e18 {

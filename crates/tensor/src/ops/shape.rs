@@ -20,7 +20,7 @@ use crate::dispatch;
 use crate::dtype::DType;
 use crate::format::format_number;
 use crate::promote::promote;
-use crate::storage::{try_vec, Element};
+use crate::storage::{try_collect, try_vec, Element};
 use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
@@ -377,11 +377,11 @@ fn take_axes(x: &Tensor, maps: &[Vec<usize>]) -> Result<Tensor, TensorError> {
     let shape: Vec<usize> = maps.iter().map(Vec::len).collect();
     let total = numel_of(&shape)?;
     // Offset contribution of each selected index, per axis.
-    let tables: Vec<Vec<isize>> = maps
+    let tables = maps
         .iter()
         .zip(x.strides())
-        .map(|(m, &s)| m.iter().map(|&i| i as isize * s).collect())
-        .collect();
+        .map(|(m, &s)| try_collect(m.len(), m.iter().map(|&i| i as isize * s)))
+        .collect::<Result<Vec<Vec<isize>>, _>>()?;
     let (Some((last_map, outer_maps)), Some((last_table, outer_tables))) =
         (maps.split_last(), tables.split_last())
     else {
@@ -444,7 +444,15 @@ pub(crate) fn packed(x: &Tensor) -> Result<Tensor, TensorError> {
     if x.is_contiguous() {
         return Ok(x.clone());
     }
-    let maps: Vec<Vec<usize>> = x.shape().iter().map(|&d| (0..d).collect()).collect();
+    if x.numel() == 0 {
+        // Nothing to copy, however long its other axes.
+        return Tensor::zeros(x.shape().to_vec(), x.dtype());
+    }
+    let maps = x
+        .shape()
+        .iter()
+        .map(|&d| try_collect(d, 0..d))
+        .collect::<Result<Vec<Vec<usize>>, _>>()?;
     take_axes(x, &maps)
 }
 
