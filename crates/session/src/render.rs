@@ -1,10 +1,12 @@
 //! Diagnostics to text with ariadne: `error: MESSAGE`, then `FILE:LINE:COL`
 //! and the source line with the span marked, each label shown in the file
-//! its span names. Byte offsets throughout. This is the only place a
+//! its span names. Byte offsets throughout. ariadne is shown only the lines
+//! the labels touch, and a long line only as a window around its label, so
+//! the size of a report is bounded whatever the source. This is the only place a
 //! diagnostic becomes text; whoever owns the terminal decides on colour and
 //! writes the text.
 
-use ariadne::{CharSet, Color, Config, IndexType, Label, Report, ReportKind};
+use ariadne::{CharSet, Color, Config, FnCache, IndexType, Label, Report, ReportKind, Source};
 use twill_syntax::{Diagnostic, FileId, Severity};
 
 use crate::sources::SourceMap;
@@ -14,9 +16,9 @@ use crate::sources::SourceMap;
 pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
     let Some(primary_file) = sources.get(d.span.file) else {
         // A span that points into no file: the message alone.
-        let mut text = format!("{}: {}\n", kind_name(d.severity), d.message);
+        let mut text = format!("{}: {}\n", kind_name(d.severity), bounded(&d.message));
         for n in &d.notes {
-            text.push_str(&format!("  = note: {n}\n"));
+            text.push_str(&format!("  = note: {}\n", bounded(n)));
         }
         return text;
     };
@@ -47,13 +49,48 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
         Severity::Warning => (ReportKind::Custom("warning", Color::Yellow), Color::Yellow),
     };
     let name = key_of(d.span.file);
-    let primary = clamp(d.span.file, d.span.range());
+    let text_of = |key: &FileKey| {
+        sources
+            .get(key.0)
+            .map_or(primary_file.text.as_str(), |s| s.text.as_str())
+    };
+    // Every label as (file, range in the file), the primary first.
+    let mut spans = vec![(name.clone(), clamp(d.span.file, d.span.range()))];
+    for l in &d.secondary {
+        spans.push((key_of(l.span.file), clamp(l.span.file, l.span.range())));
+    }
+    // One excerpt per file, holding every line a label touches.
+    let mut excerpts: Vec<(FileKey, Excerpt)> = Vec::new();
+    for (key, _) in &spans {
+        if excerpts.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        let points: Vec<usize> = spans
+            .iter()
+            .filter(|(k, _)| k == key)
+            .flat_map(|(_, r)| [r.start, r.end])
+            .collect();
+        excerpts.push((key.clone(), Excerpt::new(text_of(key), &points)));
+    }
+    let excerpt_of = |key: &FileKey| excerpts.iter().find(|(k, _)| k == key).map(|(_, ex)| ex);
+    let mapped = |key: &FileKey, r: &std::ops::Range<usize>| {
+        excerpt_of(key).map_or(0..0, |ex| ex.map(r.start)..ex.map(r.end))
+    };
+    // The header names the primary span's start, or in another file its
+    // first label's.
+    let mut headers = Vec::new();
+    for (key, ex) in &excerpts {
+        if let Some((_, r)) = spans.iter().find(|(k, _)| k == key) {
+            headers.extend(ex.header_fix(text_of(key), &key.1, r.start));
+        }
+    }
+    let primary = mapped(&name, &spans[0].1);
     // A label without text draws no marker, so every primary span says
     // at least "here".
     let text = if d.label.is_empty() {
-        "here"
+        "here".into()
     } else {
-        d.label.as_str()
+        bounded(&d.label)
     };
     let mut label = Label::new((name.clone(), primary.clone()))
         .with_order(0)
@@ -68,11 +105,11 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
                 .with_index_type(IndexType::Byte)
                 .with_char_set(CharSet::Unicode),
         )
-        .with_message(&d.message)
+        .with_message(bounded(&d.message))
         .with_label(label);
-    for (i, l) in d.secondary.iter().enumerate() {
-        let mut sec = Label::new((key_of(l.span.file), clamp(l.span.file, l.span.range())))
-            .with_message(&l.message)
+    for (i, (l, (key, r))) in d.secondary.iter().zip(spans.iter().skip(1)).enumerate() {
+        let mut sec = Label::new((key.clone(), mapped(key, r)))
+            .with_message(bounded(&l.message))
             .with_order(i as i32 + 1);
         if color {
             sec = sec.with_color(Color::Blue);
@@ -80,39 +117,181 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
         report = report.with_label(sec);
     }
     for n in &d.notes {
-        report = report.with_note(n);
+        report = report.with_note(bounded(n));
     }
     let mut buf = Vec::new();
-    let mut files = vec![name.clone()];
-    for l in &d.secondary {
-        let key = key_of(l.span.file);
-        if !files.contains(&key) {
-            files.push(key);
-        }
-    }
-    let cache = ariadne::sources(files.into_iter().map(|key| {
-        let text = sources
-            .get(key.0)
-            .map_or(primary_file.text.as_str(), |s| s.text.as_str());
-        (key, text)
-    }));
-    if report.finish().write(cache, &mut buf).is_err() {
+    let mut cache = FnCache::new((|key: &FileKey| Err(format!("no source `{key}`"))) as fn(&_) -> _)
+        .with_sources(excerpts.into_iter().map(|(key, ex)| (key, ex.source)).collect());
+    if report.finish().write(&mut cache, &mut buf).is_err() {
         // Fall back to the bare first line; it still names the location.
         let (line, col) = twill_syntax::span::line_col(&primary_file.text, d.span.start as usize);
         return format!(
             "{}: {}\n  --> {}:{line}:{col}\n",
             kind_name(d.severity),
-            d.message,
+            bounded(&d.message),
             primary_file.name
         );
     }
-    let text = String::from_utf8_lossy(&buf).into_owned();
+    let mut text = String::from_utf8_lossy(&buf).into_owned();
+    // ariadne counts the column in the excerpt; where a long line's start
+    // was cut, put back the column in the file.
+    for (from, to) in headers {
+        if let Some(at) = text.find(&from) {
+            text.replace_range(at..at + from.len(), &to);
+        }
+    }
     if color {
         text
     } else {
         // ariadne colours a custom report kind even with colour off.
         strip_ansi(&text)
     }
+}
+
+/// Characters that end a line for ariadne (`\r\n` counts once); excerpts
+/// cut lines where it does, so its line numbers stay those of the file.
+const LINE_BREAKS: [char; 7] = ['\r', '\n', '\x0B', '\x0C', '\u{0085}', '\u{2028}', '\u{2029}'];
+
+/// Source lines up to this many bytes are shown whole; a longer one is
+/// shown as a window around its first marked point, `BEFORE` bytes before
+/// it and `AFTER` after, with `…` where it was cut. So a diagnostic's size
+/// never depends on the length of a line (a generated one-line program can
+/// be megabytes long).
+const MAX_LINE: usize = 240;
+const BEFORE: usize = 100;
+const AFTER: usize = 140;
+/// Longest message, label or note shown, in bytes: they may quote the
+/// source (a name, a token).
+const MAX_TEXT: usize = 1000;
+
+/// What ariadne is shown of one file: the lines the labels touch, long ones
+/// cut to a window, after as many empty lines as come before them in the
+/// file.
+struct Excerpt {
+    source: Source<String>,
+    /// Lines of the file before the excerpt.
+    line_no: usize,
+    /// Each line of the excerpt: its start and end in the file, the part
+    /// shown (`from..to`), and where that part starts in the excerpt.
+    lines: Vec<ExcerptLine>,
+}
+
+struct ExcerptLine {
+    start: usize,
+    end: usize,
+    from: usize,
+    to: usize,
+    at: usize,
+}
+
+impl Excerpt {
+    /// The lines of `text` from the one holding the smallest of `points`
+    /// to the one holding the largest.
+    fn new(text: &str, points: &[usize]) -> Excerpt {
+        let lo = points.iter().copied().min().unwrap_or(0).min(text.len());
+        let hi = points.iter().copied().max().unwrap_or(0).clamp(lo, text.len());
+        // The end of a file that ends in a line break is, for ariadne, on
+        // its last line, not on an empty line after it.
+        let mut before = &text[..lo];
+        if lo == text.len() {
+            before = before
+                .strip_suffix("\r\n")
+                .or_else(|| before.strip_suffix(LINE_BREAKS))
+                .unwrap_or(before);
+        }
+        let first = before.rfind(LINE_BREAKS).map_or(0, |i| {
+            i + text[i..].chars().next().map_or(1, char::len_utf8)
+        });
+        let last = text[hi..].find(LINE_BREAKS).map_or(text.len(), |i| hi + i);
+        let prefix = &text[..first];
+        let line_no = prefix.matches(LINE_BREAKS).count() - prefix.matches("\r\n").count();
+        // ariadne numbers lines from the start of what it is given (its
+        // display offset moves the header but not the gutter), so the
+        // lines before the excerpt stay, empty.
+        let mut shown = "\n".repeat(line_no);
+        let mut lines = Vec::new();
+        let mut start = first;
+        for piece in text[first..last].split_inclusive(LINE_BREAKS).chain(
+            // The last line when the excerpt ends at a line break or is empty.
+            (last == first || text[..last].ends_with(LINE_BREAKS)).then_some(""),
+        ) {
+            let body = piece.trim_end_matches(LINE_BREAKS);
+            let end = start + body.len();
+            let (from, to) = if body.len() <= MAX_LINE {
+                (start, end)
+            } else {
+                let anchor = points
+                    .iter()
+                    .copied()
+                    .filter(|p| (start..=end).contains(p))
+                    .min()
+                    .unwrap_or(start);
+                (
+                    floor_char(text, anchor.saturating_sub(BEFORE).max(start)),
+                    floor_char(text, (anchor + AFTER).min(end)),
+                )
+            };
+            if from > start {
+                shown.push('…');
+            }
+            lines.push(ExcerptLine {
+                start,
+                end,
+                from,
+                to,
+                at: shown.len(),
+            });
+            shown.push_str(&text[from..to]);
+            if to < end {
+                shown.push('…');
+            }
+            shown.push_str(&piece[body.len()..]);
+            start += piece.len();
+        }
+        Excerpt {
+            source: Source::from(shown),
+            line_no,
+            lines,
+        }
+    }
+
+    /// Where the file's byte `p` is in the excerpt (a point cut from its
+    /// line goes to the nearer end of what is shown).
+    fn map(&self, p: usize) -> usize {
+        self.lines
+            .iter()
+            .find(|l| (l.start..=l.end).contains(&p))
+            .map_or(0, |l| l.at + p.clamp(l.from, l.to) - l.from)
+    }
+
+    /// The header ariadne writes for a report located at the file's byte
+    /// `p` and the one it should write, when the two differ (the start of
+    /// `p`'s line was cut).
+    fn header_fix(&self, text: &str, name: &str, p: usize) -> Option<(String, String)> {
+        let l = self.lines.iter().find(|l| (l.start..=l.end).contains(&p))?;
+        if l.from == l.start {
+            return None;
+        }
+        let line = self.lines.iter().position(|x| std::ptr::eq(x, l))? + 1 + self.line_no;
+        let shown = 2 + text[l.from..p.clamp(l.from, l.to)].chars().count();
+        let real = 1 + text[l.start..p].chars().count();
+        Some((format!("{name}:{line}:{shown} "), format!("{name}:{line}:{real} ")))
+    }
+}
+
+fn floor_char(text: &str, mut i: usize) -> usize {
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// `s`, cut to [`MAX_TEXT`] bytes with `…` when longer.
+fn bounded(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.len() <= MAX_TEXT {
+        return s.into();
+    }
+    format!("{}…", &s[..floor_char(s, MAX_TEXT)]).into()
 }
 
 /// A file as ariadne knows it: told apart by id (every REPL entry is named
