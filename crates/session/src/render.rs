@@ -199,9 +199,9 @@ impl Excerpt {
                 .or_else(|| before.strip_suffix(LINE_BREAKS))
                 .unwrap_or(before);
         }
-        let first = before.rfind(LINE_BREAKS).map_or(0, |i| {
-            i + text[i..].chars().next().map_or(1, char::len_utf8)
-        });
+        let first = before
+            .rfind(LINE_BREAKS)
+            .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
         let last = text[hi..].find(LINE_BREAKS).map_or(text.len(), |i| hi + i);
         let prefix = &text[..first];
         let line_no = prefix.matches(LINE_BREAKS).count() - prefix.matches("\r\n").count();
@@ -275,7 +275,10 @@ impl Excerpt {
         let line = self.lines.iter().position(|x| std::ptr::eq(x, l))? + 1 + self.line_no;
         let shown = 2 + text[l.from..p.clamp(l.from, l.to)].chars().count();
         let real = 1 + text[l.start..p].chars().count();
-        Some((format!("{name}:{line}:{shown} "), format!("{name}:{line}:{real} ")))
+        Some((
+            format!("{name}:{line}:{shown} "),
+            format!("{name}:{line}:{real} "),
+        ))
     }
 }
 
@@ -326,5 +329,64 @@ fn kind_name(s: Severity) -> &'static str {
     match s {
         Severity::Error => "error",
         Severity::Warning => "warning",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use twill_syntax::Span;
+
+    use super::*;
+
+    fn show(name: &str, text: &str, d: impl Fn(FileId) -> Diagnostic) -> String {
+        let mut map = SourceMap::new();
+        let file = map.add(name, text);
+        render(&map, &d(file), false)
+    }
+
+    #[test]
+    fn a_long_line_is_a_window_with_the_files_column() {
+        let text = format!("x\n{}é bad {}\n", "é".repeat(5_000), "é".repeat(5_000));
+        let at = 2 + 5_000 * 2 + 3;
+        let out = show("f.tw", &text, |f| {
+            Diagnostic::error(Span::new(f, at, at + 3), "boom")
+        });
+        assert!(out.contains("[ f.tw:2:5003 ]"), "{out}");
+        assert!(out.contains(" 2 │ …éé"), "{out}");
+        assert!(out.contains(" bad éé"), "{out}");
+        assert!(out.len() < 1_500, "{} bytes:\n{out}", out.len());
+    }
+
+    #[test]
+    fn the_end_of_a_file_is_on_its_last_line() {
+        let out = show("f.tw", "a\nb(\n", |f| {
+            Diagnostic::error(Span::new(f, 5, 5), "eof")
+        });
+        // ariadne puts it after the last line's break, as it did when shown
+        // the whole file.
+        assert!(out.contains("[ f.tw:2:4 ]"), "{out}");
+        assert!(out.contains(" 2 │ b("), "{out}");
+    }
+
+    #[test]
+    fn lines_far_into_a_file_keep_their_numbers() {
+        let text = format!("{}oops\n", "\n".repeat(123_456));
+        let out = show("f.tw", &text, |f| {
+            Diagnostic::error(Span::new(f, 123_456, 123_460), "here")
+                .with_secondary(Span::new(f, 3, 3), "and here")
+        });
+        assert!(out.contains("123457 │ oops"), "{out}");
+        assert!(out.contains("     4 │ "), "{out}");
+        assert!(out.len() < 2_000, "{} bytes", out.len());
+    }
+
+    #[test]
+    fn long_messages_are_cut() {
+        let name = "n".repeat(100_000);
+        let out = show("f.tw", "x", |f| {
+            Diagnostic::error(Span::new(f, 0, 1), format!("unknown `{name}`"))
+        });
+        assert!(out.len() < 2_000, "{} bytes", out.len());
+        assert!(out.contains("nnn…"), "{out}");
     }
 }

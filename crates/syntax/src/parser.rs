@@ -62,6 +62,10 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
         file,
         lexed.by_ref().map(Ok::<_, ()>),
     );
+    // The parser gives up at the first invalid token (no rule accepts
+    // one); the rest of the input still gets its lexical errors and its
+    // bracket balance.
+    lexed.by_ref().for_each(drop);
     // No more input can repair a bad token (an unterminated string, a
     // stray character): such input is wrong, not incomplete, so the REPL
     // reports it instead of waiting for lines that cannot help.
@@ -123,9 +127,12 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
         Some(Stop::TooManyErrors(at)) => {
             errors.truncate(MAX_ERRORS);
             errors.push(
-                Diagnostic::error(Span::new(file, at, at), format!("too many errors (over {MAX_ERRORS})"))
-                    .with_label("parsing stopped here")
-                    .with_note("the rest of the input was not parsed"),
+                Diagnostic::error(
+                    Span::new(file, at, at),
+                    format!("too many errors (over {MAX_ERRORS})"),
+                )
+                .with_label("parsing stopped here")
+                .with_note("the rest of the input was not parsed"),
             );
         }
     }
@@ -297,6 +304,37 @@ mod tests {
             .errors
             .iter()
             .all(|d| d.notes.is_empty()));
+    }
+
+    #[test]
+    fn nesting_is_limited_and_the_limit_is_located() {
+        let at_limit = format!("x = {}1{}", "(".repeat(MAX_NESTING), ")".repeat(MAX_NESTING));
+        assert!(parse(&at_limit, FileId(0)).errors.is_empty());
+        // Deeper input is one error at the first bracket past the limit,
+        // whatever follows, and it is not "incomplete" (no line can fix it).
+        for tail in ["", "1)", "$ $ )))"] {
+            let src = format!("x = {}{}{tail}", "[".repeat(MAX_NESTING), "{");
+            let p = parse(&src, FileId(0));
+            assert_eq!(p.errors.len(), 1, "{tail:?}: {:?}", p.errors);
+            assert_eq!(p.errors[0].span.start as usize, 4 + MAX_NESTING);
+            assert!(p.errors[0].message.contains("nested too deeply"));
+            assert!(!p.incomplete);
+        }
+    }
+
+    #[test]
+    fn errors_stop_at_the_limit() {
+        let p = parse(&"let = 1\n".repeat(10 * MAX_ERRORS), FileId(0));
+        assert_eq!(p.errors.len(), MAX_ERRORS + 1);
+        let last = &p.errors[MAX_ERRORS];
+        assert!(last.message.starts_with("too many errors"), "{last:?}");
+        // Each bad statement is its own error, so parsing stopped at the
+        // line after the hundredth.
+        assert_eq!(last.span.start as usize, MAX_ERRORS * "let = 1\n".len() + 4);
+        assert!(!p.incomplete);
+        // Lexical errors count too, and the parser sees none past the limit.
+        let p = parse(&"$\n".repeat(10 * MAX_ERRORS), FileId(0));
+        assert_eq!(p.errors.len(), MAX_ERRORS + 1);
     }
 
     #[test]
