@@ -16,9 +16,16 @@ use std::process::{Command, Output, Stdio};
 
 /// Runs `twill ARGS -` on `src`.
 fn twill(args: &[&str], src: &str) -> Output {
+    let mut full = args.to_vec();
+    full.push("-");
+    twill_raw(&full, src)
+}
+
+/// Runs `twill ARGS` with `src` on standard input.
+fn twill_raw(args: &[&str], src: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_twill"))
         .args(args)
-        .arg("-")
+        .env("TWILL_HISTORY", "/dev/null")
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -120,4 +127,16 @@ fn a_runtime_error_on_a_long_line_shows_a_window_of_it() {
     assert!(err.contains("<stdin>:1:220007"), "{err}");
     assert!(err.contains(" │ … = 1; let v = 1; "), "{err}");
     assert!(err.contains("let v = 1; print(1 // 0)\n"), "{err}");
+}
+
+#[test]
+fn a_long_repl_entry_is_read_in_linear_time() {
+    // The REPL used to parse the whole entry again after every line: this
+    // entry took minutes.
+    let src = format!("let a = [\n{}]\nprint(a.shape)\n", "1,\n".repeat(200_000));
+    let o = twill_raw(&["repl"], &src);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "[200000]\n", "{}", stderr(&o));
+    // Brackets opened by a `:` command do not hold it back.
+    let o = twill_raw(&["repl"], ":type [1,\nprint(2)\n");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "2\n", "{}", stderr(&o));
 }

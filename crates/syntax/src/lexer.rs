@@ -516,6 +516,26 @@ impl Iterator for Lexer<'_> {
     }
 }
 
+/// The number of brackets open after `line`, when `depth` were open before
+/// it, counted as the parser's lexer counts them (a closing bracket with
+/// none open closes nothing); `None` when the line has a lexical error or
+/// nests too deeply, which no further line can repair. A string or comment
+/// never spans lines, so going line by line gives the balance of the whole
+/// text: the REPL uses it to know an entry is incomplete without parsing it
+/// again for every line.
+pub fn bracket_depth(depth: usize, line: &str) -> Option<usize> {
+    let mut lexer = Lexer::new(line, FileId::default(), None);
+    let mut open = depth;
+    for (_, tok, _) in lexer.by_ref() {
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace => open += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (lexer.errors.is_empty() && lexer.stopped.is_none() && open <= MAX_NESTING).then_some(open)
+}
+
 fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diagnostic>) -> Tok {
     let span = Span::new(file, start, start + slice.len());
     match r {
@@ -722,6 +742,21 @@ mod tests {
             toks("{\na\n}"),
             vec![Tok::LBrace, Tok::Ident("a".into()), Tok::RBrace]
         );
+    }
+
+    #[test]
+    fn bracket_depth_adds_up_line_by_line() {
+        let text = "let a = [1, (2\n# ) ] not counted\n\"(\" , 3)\n, {]\n";
+        let mut depth = 0;
+        for line in text.lines() {
+            depth = bracket_depth(depth, line).unwrap();
+        }
+        let (_, whole) = lex(text);
+        assert_eq!(depth, whole.open_brackets());
+        assert_eq!(depth, 1);
+        assert_eq!(bracket_depth(0, ") ("), Some(1));
+        assert_eq!(bracket_depth(3, "0x"), None);
+        assert_eq!(bracket_depth(MAX_NESTING, "("), None);
     }
 
     #[test]
