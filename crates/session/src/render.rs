@@ -7,6 +7,8 @@
 //! writes the text.
 
 use ariadne::{CharSet, Color, Config, FnCache, IndexType, Label, Report, ReportKind, Source};
+use std::cell::RefCell;
+
 use twill_syntax::{Diagnostic, FileId, Severity};
 
 use crate::sources::SourceMap;
@@ -59,7 +61,13 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
     for l in &d.secondary {
         spans.push((key_of(l.span.file), clamp(l.span.file, l.span.range())));
     }
-    // One excerpt per file, holding every line a label touches.
+    // One excerpt per file, holding every line a label touches. A report
+    // with one label has one excerpt, numbered from 1 and renumbered after;
+    // with more, ariadne may show a file in several groups, so their lines
+    // keep the file's numbers by padding (linear in the lines before them).
+    // Coloured reports (a terminal's) are padded too: colour codes in the
+    // margin would hide its numbers from the renumbering.
+    let pad = color || !d.secondary.is_empty();
     let mut excerpts: Vec<(FileKey, Excerpt)> = Vec::new();
     for (key, _) in &spans {
         if excerpts.iter().any(|(k, _)| k == key) {
@@ -70,7 +78,7 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
             .filter(|(k, _)| k == key)
             .flat_map(|(_, r)| [r.start, r.end])
             .collect();
-        excerpts.push((key.clone(), Excerpt::new(text_of(key), &points)));
+        excerpts.push((key.clone(), Excerpt::new(key.0, text_of(key), &points, pad)));
     }
     let excerpt_of = |key: &FileKey| excerpts.iter().find(|(k, _)| k == key).map(|(_, ex)| ex);
     let mapped = |key: &FileKey, r: &std::ops::Range<usize>| {
@@ -119,6 +127,8 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
     for n in &d.notes {
         report = report.with_note(bounded(n));
     }
+    let excerpts_line_no: Vec<(FileKey, usize)> =
+        excerpts.iter().map(|(k, ex)| (k.clone(), ex.line_no)).collect();
     let mut buf = Vec::new();
     let mut cache = FnCache::new((|key: &FileKey| Err(format!("no source `{key}`"))) as fn(&_) -> _)
         .with_sources(excerpts.into_iter().map(|(key, ex)| (key, ex.source)).collect());
@@ -133,6 +143,11 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
         );
     }
     let mut text = String::from_utf8_lossy(&buf).into_owned();
+    if !pad {
+        if let Some((_, ex)) = excerpts_line_no.first() {
+            text = renumber(&text, *ex);
+        }
+    }
     // ariadne counts the column in the excerpt; where a long line's start
     // was cut, put back the column in the file.
     for (from, to) in headers {
@@ -187,7 +202,10 @@ struct ExcerptLine {
 impl Excerpt {
     /// The lines of `text` from the one holding the smallest of `points`
     /// to the one holding the largest.
-    fn new(text: &str, points: &[usize]) -> Excerpt {
+    /// With `pad`, the excerpt comes after as many empty lines as precede
+    /// it in the file, so ariadne numbers its lines as the file does;
+    /// without, they are numbered from 1 and [`renumber`] fixes the gutter.
+    fn new(file: FileId, text: &str, points: &[usize], pad: bool) -> Excerpt {
         let lo = points.iter().copied().min().unwrap_or(0).min(text.len());
         let hi = points.iter().copied().max().unwrap_or(0).clamp(lo, text.len());
         // The end of a file that ends in a line break is, for ariadne, on
@@ -203,12 +221,10 @@ impl Excerpt {
             .rfind(LINE_BREAKS)
             .map_or(0, |i| i + text[i..].chars().next().map_or(1, char::len_utf8));
         let last = text[hi..].find(LINE_BREAKS).map_or(text.len(), |i| hi + i);
-        let prefix = &text[..first];
-        let line_no = prefix.matches(LINE_BREAKS).count() - prefix.matches("\r\n").count();
+        let line_no = lines_before(file, text, first);
         // ariadne numbers lines from the start of what it is given (its
-        // display offset moves the header but not the gutter), so the
-        // lines before the excerpt stay, empty.
-        let mut shown = "\n".repeat(line_no);
+        // display offset moves the header but not the gutter).
+        let mut shown = if pad { "\n".repeat(line_no) } else { String::new() };
         let mut lines = Vec::new();
         let mut start = first;
         for piece in text[first..last].split_inclusive(LINE_BREAKS).chain(
@@ -248,8 +264,13 @@ impl Excerpt {
             shown.push_str(&piece[body.len()..]);
             start += piece.len();
         }
+        let source = Source::from(shown);
         Excerpt {
-            source: Source::from(shown),
+            source: if pad {
+                source
+            } else {
+                source.with_display_line_offset(line_no)
+            },
             line_no,
             lines,
         }
@@ -280,6 +301,84 @@ impl Excerpt {
             format!("{name}:{line}:{real} "),
         ))
     }
+}
+
+thread_local! {
+    /// Where each line of the last file rendered starts (by ariadne's line
+    /// breaks), so that a file's thousandth diagnostic does not count its
+    /// lines again: the file's id, text address and length, and the starts.
+    static LINE_STARTS: RefCell<(FileId, usize, usize, Vec<usize>)> =
+        const { RefCell::new((FileId(0), 0, 0, Vec::new())) };
+}
+
+/// How many lines of `text` (the file `file`) start before byte `at`, the
+/// first excluded.
+fn lines_before(file: FileId, text: &str, at: usize) -> usize {
+    let count = |starts: &[usize]| starts.partition_point(|&s| s <= at);
+    LINE_STARTS.with(|cell| {
+        let Ok(mut cache) = cell.try_borrow_mut() else {
+            return count(&line_starts(text));
+        };
+        if (cache.0, cache.1, cache.2) != (file, text.as_ptr() as usize, text.len()) {
+            *cache = (file, text.as_ptr() as usize, text.len(), line_starts(text));
+        }
+        count(&cache.3)
+    })
+}
+
+/// The byte offsets where a line of `text` begins, the first excluded
+/// (`\r\n` is one break).
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if LINE_BREAKS.contains(&c) && !(c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n')) {
+            starts.push(i + c.len_utf8());
+        }
+    }
+    starts
+}
+
+/// Adds `offset` to the line numbers of ariadne's gutter in `report` (not
+/// coloured) and widens the margin to fit them: the report of a diagnostic
+/// whose excerpt was numbered from 1. From the header on, every line is a
+/// margin of `width + 1` characters (a space, then a right-aligned line
+/// number or spaces) and the rest, or the closing `───╯`.
+fn renumber(report: &str, offset: usize) -> String {
+    let Some(header) = report.lines().position(|l| l.contains("╭─[")) else {
+        return report.to_string();
+    };
+    let lines: Vec<&str> = report.split_inclusive('\n').collect();
+    // The header is indented by the margin and one more space.
+    let width = (lines[header].len() - lines[header].trim_start().len()).saturating_sub(2);
+    let number = |l: &str| l.get(..width + 1)?.trim().parse::<usize>().ok();
+    let new_width = lines[header..]
+        .iter()
+        .filter_map(|l| number(l))
+        .map(|n| (n + offset).to_string().len())
+        .max()
+        .unwrap_or(width)
+        .max(width);
+    let mut out: String = lines[..header].concat();
+    for line in &lines[header..] {
+        if let Some(rest) = line.strip_prefix(&"─".repeat(width + 2)) {
+            out.push_str(&"─".repeat(new_width + 2));
+            out.push_str(rest);
+            continue;
+        }
+        match (line.get(..width + 1), number(line)) {
+            (Some(_), Some(n)) => {
+                out.push_str(&format!(" {:>new_width$}", n + offset));
+                out.push_str(&line[width + 1..]);
+            }
+            (Some(margin), None) if margin.bytes().all(|b| b == b' ') => {
+                out.push_str(&" ".repeat(new_width + 1));
+                out.push_str(&line[width + 1..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 fn floor_char(text: &str, mut i: usize) -> usize {
@@ -378,6 +477,27 @@ mod tests {
         assert!(out.contains("123457 │ oops"), "{out}");
         assert!(out.contains("     4 │ "), "{out}");
         assert!(out.len() < 2_000, "{} bytes", out.len());
+    }
+
+    #[test]
+    fn a_single_label_far_into_a_file_is_renumbered() {
+        let text = format!("{}oops\n", "\n".repeat(123_456));
+        let out = show("f.tw", &text, |f| {
+            Diagnostic::error(Span::new(f, 123_456, 123_460), "here")
+        });
+        assert_eq!(
+            out,
+            "error: here\n        ╭─[ f.tw:123457:1 ]\n        │\n 123457 │ oops\n        │ ──┬─  \n        │   ╰─── here\n────────╯\n"
+        );
+        // A coloured report pads the excerpt instead: the same text.
+        let mut map = SourceMap::new();
+        let f = map.add("f.tw", text.as_str());
+        let coloured = render(
+            &map,
+            &Diagnostic::error(Span::new(f, 123_456, 123_460), "here"),
+            true,
+        );
+        assert_eq!(strip_ansi(&coloured), out);
     }
 
     #[test]
