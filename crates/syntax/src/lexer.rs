@@ -527,10 +527,10 @@ pub fn bracket_depth(depth: usize, line: &str) -> Option<usize> {
     let mut lexer = Lexer::new(line, FileId::default(), None);
     let mut open = depth;
     for (_, tok, _) in lexer.by_ref() {
-        match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace => open += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace => open = open.saturating_sub(1),
-            _ => {}
+        if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
+            open += 1;
+        } else if matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace) {
+            open = open.saturating_sub(1);
         }
     }
     (lexer.errors.is_empty() && lexer.stopped.is_none() && open <= MAX_NESTING).then_some(open)
