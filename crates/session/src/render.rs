@@ -62,12 +62,12 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
         spans.push((key_of(l.span.file), clamp(l.span.file, l.span.range())));
     }
     // One excerpt per file, holding every line a label touches. A report
-    // with one label has one excerpt, numbered from 1 and renumbered after;
-    // with more, ariadne may show a file in several groups, so their lines
-    // keep the file's numbers by padding (linear in the lines before them).
-    // Coloured reports (a terminal's) are padded too: colour codes in the
-    // margin would hide its numbers from the renumbering.
-    let pad = color || !d.secondary.is_empty();
+    // whose labels are all in one file has one excerpt, numbered from 1 and
+    // renumbered after; with several files, each excerpt keeps the file's
+    // numbers by padding (linear in the lines before it). Coloured reports
+    // (a terminal's) are padded too: colour codes in the margin would hide
+    // its numbers from the renumbering.
+    let pad = color || spans.iter().any(|(k, _)| *k != name);
     let mut excerpts: Vec<(FileKey, Excerpt)> = Vec::new();
     for (key, _) in &spans {
         if excerpts.iter().any(|(k, _)| k == key) {
