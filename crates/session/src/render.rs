@@ -89,7 +89,7 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
     let mut headers = Vec::new();
     for (key, ex) in &excerpts {
         if let Some((_, r)) = spans.iter().find(|(k, _)| k == key) {
-            headers.extend(ex.header_fix(text_of(key), &key.1, r.start));
+            headers.extend(ex.header_fix(key, text_of(key), r.start));
         }
     }
     let primary = mapped(&name, &spans[0].1);
@@ -288,12 +288,14 @@ impl Excerpt {
     /// The header ariadne writes for a report located at the file's byte
     /// `p` and the one it should write, when the two differ (the start of
     /// `p`'s line was cut).
-    fn header_fix(&self, text: &str, name: &str, p: usize) -> Option<(String, String)> {
+    fn header_fix(&self, key: &FileKey, text: &str, p: usize) -> Option<(String, String)> {
         let l = self.lines.iter().find(|l| (l.start..=l.end).contains(&p))?;
         if l.from == l.start {
             return None;
         }
-        let line = self.lines.iter().position(|x| std::ptr::eq(x, l))? + 1 + self.line_no;
+        // Counted as ariadne counts (`\r\n` is one break, two pieces here).
+        let line = lines_before(key.0, text, l.start) + 1;
+        let name = &key.1;
         let shown = 2 + text[l.from..p.clamp(l.from, l.to)].chars().count();
         let real = 1 + text[l.start..p].chars().count();
         Some((
@@ -454,6 +456,16 @@ mod tests {
         assert!(out.contains(" 2 │ …éé"), "{out}");
         assert!(out.contains(" bad éé"), "{out}");
         assert!(out.len() < 1_500, "{} bytes:\n{out}", out.len());
+    }
+
+    #[test]
+    fn a_cut_line_after_crlf_lines_has_its_number() {
+        let text = format!("a\r\nb\r\n{}x bad\r\n", "y".repeat(1_000));
+        let out = show("f.tw", &text, |f| {
+            Diagnostic::error(Span::new(f, 1_008, 1_011), "boom")
+        });
+        assert!(out.contains("[ f.tw:3:1003 ]"), "{out}");
+        assert!(out.contains(" 3 │ …yyy"), "{out}");
     }
 
     #[test]
