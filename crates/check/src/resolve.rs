@@ -725,13 +725,16 @@ impl Pass<'_> {
         self.find(depth, name)
     }
 
-    fn global_arity(&self, var: Var) -> Option<usize> {
+    /// The parameter count of the named function `name` resolved to, when
+    /// it is a global one. By name, not by scanning every global for the
+    /// slot: a program of many functions made that quadratic.
+    fn global_arity(&self, name: &str, var: Var) -> Option<usize> {
         match var {
             Var::Global(slot) => self
                 .ck
                 .globals
-                .values()
-                .find(|g| g.slot == slot)
+                .get(name)
+                .filter(|g| g.slot == slot)
                 .and_then(|g| g.arity),
             Var::Local(_) | Var::Capture(_) => None,
         }
@@ -1819,7 +1822,7 @@ impl Pass<'_> {
             match self.lookup(n) {
                 Some(Found::Var { var, ty, .. }) => {
                     let (hargs, tys) = self.positional_only(args, &format!("`{n}`"));
-                    let arity = self.global_arity(var).or(ty.param_count());
+                    let arity = self.global_arity(n, var).or(ty.param_count());
                     if let Some(k) = arity {
                         if k != hargs.len() {
                             self.arity_error(span, n, k.to_string(), hargs.len());

@@ -68,6 +68,8 @@ fn piped() -> i32 {
         return Status::Runtime.code();
     };
     let mut buf = String::new();
+    // Brackets open in `buf`, counted line by line.
+    let mut depth = 0;
     for (number, bytes) in std::io::stdin().lock().split(b'\n').enumerate() {
         let Ok(bytes) = bytes else { break };
         // A line that is not UTF-8 is an error for its entry only.
@@ -77,16 +79,27 @@ fn piped() -> i32 {
                 number + 1
             ));
             buf.clear();
+            depth = 0;
             continue;
         };
         let line = line.strip_suffix('\r').unwrap_or(&line);
         buf.push_str(line);
         buf.push('\n');
+        // While a bracket is open the entry is incomplete, and counting the
+        // new line's brackets says so without parsing the whole entry again
+        // (once per line, that made a long entry quadratic).
+        let open = twill_syntax::lexer::bracket_depth(depth, line);
+        if let Some(d) = open.filter(|d| *d > 0 && !buf.trim_start().starts_with(':')) {
+            depth = d;
+            continue;
+        }
+        depth = open.unwrap_or(0);
         if complete(&buf) {
             if session.entry(&buf, &mut reporter) == Flow::Quit {
                 return Status::Ok.code();
             }
             buf.clear();
+            depth = 0;
         }
     }
     if !buf.trim().is_empty() {

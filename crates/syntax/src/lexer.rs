@@ -2,11 +2,18 @@
 //! literals, applies the newline rules of spec §2 and turns malformed input
 //! into error tokens (recorded as diagnostics) so the parser can recover.
 //!
+//! Tokens are produced as the parser pulls them, so no token vector is
+//! built, and the stream ends early, with the reason in [`Stop`], at a
+//! bracket nested deeper than [`MAX_NESTING`] or after [`MAX_ERRORS`]
+//! errors: both keep the parser's error recovery linear in the input.
+//!
 //! Newline rules: a newline ends a statement, except inside `( )` and `[ ]`,
 //! after a token that cannot end an expression (an operator, a comma, an
 //! opening bracket, …), and before a line whose first token is `.` or
 //! `else`. Runs of newlines and `;` are not collapsed here; the grammar
 //! accepts any number of separators.
+
+use std::cell::Cell;
 
 use logos::Logos;
 
@@ -341,35 +348,99 @@ fn keyword(s: &str) -> Option<Tok> {
 /// A token with its byte range, in the triple form lalrpop consumes.
 pub type Spanned = (usize, Tok, usize);
 
-/// The result of lexing a whole source: the token stream the parser reads,
-/// the bracket balance at the end (for the REPL's "is this complete?"), and
-/// every lexical error.
-pub struct Lexed {
-    pub tokens: Vec<Spanned>,
+/// Deepest nesting of `( )`, `[ ]` and `{ }` (blocks included) a source may
+/// have. Deeper input is refused before the parser sees it: the parser's
+/// error recovery costs time in proportion to the open brackets, and the
+/// later phases recurse over the tree.
+pub const MAX_NESTING: usize = 1_000;
+
+/// Most errors one source reports. Past it the rest of the input is not
+/// read (each error costs recovery work in proportion to the nesting, and
+/// nobody reads the hundred-and-first error).
+pub const MAX_ERRORS: usize = 100;
+
+/// Why the token stream stopped before the end of the input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stop {
+    /// This bracket opened level `MAX_NESTING + 1`.
+    TooDeep(Span),
+    /// `MAX_ERRORS` errors were found; the next token starts here.
+    TooManyErrors(usize),
+}
+
+/// The token stream of one source, produced on demand (the parser pulls
+/// it, so no token vector is ever built), with what the parser's caller
+/// needs afterwards: the lexical errors, the bracket balance (for the
+/// REPL's "is this complete?") and the joined lines.
+pub struct Lexer<'a> {
+    raw: logos::Lexer<'a, Raw>,
+    file: FileId,
+    /// Syntax errors the parser has recovered from so far (it counts them
+    /// here), so the stream can end once there are too many.
+    parse_errors: Option<&'a Cell<usize>>,
     pub errors: Vec<Diagnostic>,
-    /// Brackets still open at end of input.
-    pub open_brackets: usize,
+    /// Open brackets with their spans.
+    stack: Vec<(Tok, Span)>,
+    pending_newline: Option<(usize, usize)>,
+    /// A token held back while the newline before it is handed out.
+    queued: Option<Spanned>,
+    /// Whether the last token handed out makes a following newline a
+    /// continuation.
+    last_continues: bool,
+    /// The open bracket that swallowed the newline(s) before the next token.
+    swallowed_by: Option<Span>,
     /// Lines joined to the one before because a `(` or `[` was open: the
     /// start of the line's first token and the open bracket's span. A
     /// syntax error there is usually an unclosed bracket further up.
     pub joined_lines: Vec<(usize, Span)>,
+    pub stopped: Option<Stop>,
+    done: bool,
 }
 
-/// Lexes the text of the file `file`; error spans point into it.
-pub fn lex(src: &str, file: FileId) -> Lexed {
-    let mut raw = Vec::new();
-    let mut errors = Vec::new();
-    let mut lexer = Raw::lexer(src);
-    while let Some(res) = lexer.next() {
-        let span = lexer.span();
-        let slice = lexer.slice();
+impl<'a> Lexer<'a> {
+    /// Lexes the text of the file `file`; error spans point into it. With
+    /// `parse_errors`, the stream ends once it and the lexical errors
+    /// together reach [`MAX_ERRORS`].
+    pub fn new(src: &'a str, file: FileId, parse_errors: Option<&'a Cell<usize>>) -> Lexer<'a> {
+        Lexer {
+            raw: Raw::lexer(src),
+            file,
+            parse_errors,
+            errors: Vec::new(),
+            stack: Vec::new(),
+            pending_newline: None,
+            queued: None,
+            last_continues: false,
+            swallowed_by: None,
+            joined_lines: Vec::new(),
+            stopped: None,
+            done: false,
+        }
+    }
+
+    /// Brackets still open where the stream ended.
+    pub fn open_brackets(&self) -> usize {
+        self.stack.len()
+    }
+
+    fn stop(&mut self, why: Stop) -> Option<Spanned> {
+        self.stopped = Some(why);
+        self.done = true;
+        None
+    }
+
+    /// The next token before the newline rules: `None` at the end.
+    fn next_raw(&mut self) -> Option<Spanned> {
+        let res = self.raw.next()?;
+        let span = self.raw.span();
+        let slice = self.raw.slice();
         let tok = match res {
-            Ok(r) => decode(r, slice, file, span.start, &mut errors),
+            Ok(r) => decode(r, slice, self.file, span.start, &mut self.errors),
             Err(()) => {
                 let ch = slice.chars().next().unwrap_or('?');
-                errors.push(
+                self.errors.push(
                     Diagnostic::error(
-                        Span::new(file, span.start, span.end),
+                        Span::new(self.file, span.start, span.end),
                         format!("unexpected character `{}`", ch.escape_debug()),
                     )
                     .with_label("not part of any token"),
@@ -377,15 +448,92 @@ pub fn lex(src: &str, file: FileId) -> Lexed {
                 Tok::Error
             }
         };
-        raw.push((span.start, tok, span.end));
+        Some((span.start, tok, span.end))
     }
-    let (tokens, open_brackets, joined_lines) = apply_newline_rules(raw, file);
-    Lexed {
-        tokens,
-        errors,
-        open_brackets,
-        joined_lines,
+
+    fn emit(&mut self, t: Spanned) -> Option<Spanned> {
+        self.last_continues = t.1.continues_line();
+        Some(t)
     }
+}
+
+/// The newline rules of spec §2, applied as tokens are pulled.
+impl Iterator for Lexer<'_> {
+    type Item = Spanned;
+
+    fn next(&mut self) -> Option<Spanned> {
+        if let Some(t) = self.queued.take() {
+            return self.emit(t);
+        }
+        if self.done {
+            return None;
+        }
+        loop {
+            let parse_errors = self.parse_errors.map_or(0, Cell::get);
+            let Some((l, tok, r)) = self.next_raw() else {
+                self.done = true;
+                let (nl, nr) = self.pending_newline.take()?;
+                return self.emit((nl, Tok::Newline, nr));
+            };
+            if self.errors.len() + parse_errors >= MAX_ERRORS {
+                return self.stop(Stop::TooManyErrors(l));
+            }
+            if tok == Tok::Newline {
+                let in_parens = matches!(self.stack.last(), Some((Tok::LParen | Tok::LBracket, _)));
+                if in_parens && !self.last_continues {
+                    self.swallowed_by = self.stack.last().map(|(_, sp)| *sp);
+                }
+                if !in_parens && !self.last_continues && self.pending_newline.is_none() {
+                    self.pending_newline = Some((l, r));
+                }
+                continue;
+            }
+            if let Some(sp) = self.swallowed_by.take() {
+                self.joined_lines.push((l, sp));
+            }
+            if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
+                let span = Span::new(self.file, l, r);
+                if self.stack.len() >= MAX_NESTING {
+                    return self.stop(Stop::TooDeep(span));
+                }
+                self.stack.push((tok.clone(), span));
+            } else if matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace) {
+                self.stack.pop();
+            }
+            if let Some((nl, nr)) = self.pending_newline.take() {
+                // A line starting with `.` or `else` continues the one before;
+                // a newline before a closing bracket ends nothing.
+                if !matches!(
+                    tok,
+                    Tok::Dot | Tok::Else | Tok::RBrace | Tok::RParen | Tok::RBracket
+                ) {
+                    self.queued = Some((l, tok, r));
+                    return self.emit((nl, Tok::Newline, nr));
+                }
+            }
+            return self.emit((l, tok, r));
+        }
+    }
+}
+
+/// The number of brackets open after `line`, when `depth` were open before
+/// it, counted as the parser's lexer counts them (a closing bracket with
+/// none open closes nothing); `None` when the line has a lexical error or
+/// nests too deeply, which no further line can repair. A string or comment
+/// never spans lines, so going line by line gives the balance of the whole
+/// text: the REPL uses it to know an entry is incomplete without parsing it
+/// again for every line.
+pub fn bracket_depth(depth: usize, line: &str) -> Option<usize> {
+    let mut lexer = Lexer::new(line, FileId::default(), None);
+    let mut open = depth;
+    for (_, tok, _) in lexer.by_ref() {
+        if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
+            open += 1;
+        } else if matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace) {
+            open = open.saturating_sub(1);
+        }
+    }
+    (lexer.errors.is_empty() && lexer.stopped.is_none() && open <= MAX_NESTING).then_some(open)
 }
 
 fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diagnostic>) -> Tok {
@@ -542,62 +690,19 @@ fn unescape(body: &str, file: FileId, base: usize) -> Result<String, Diagnostic>
     Ok(out)
 }
 
-fn apply_newline_rules(raw: Vec<Spanned>, file: FileId) -> (Vec<Spanned>, usize, Vec<(usize, Span)>) {
-    let mut out: Vec<Spanned> = Vec::with_capacity(raw.len());
-    // Open brackets with their spans.
-    let mut stack: Vec<(Tok, Span)> = Vec::new();
-    let mut pending_newline: Option<(usize, usize)> = None;
-    let mut joined_lines = Vec::new();
-    // The open bracket that swallowed the newline(s) before the next token.
-    let mut swallowed_by: Option<Span> = None;
-    for (l, tok, r) in raw {
-        if tok == Tok::Newline {
-            let in_parens = matches!(stack.last(), Some((Tok::LParen | Tok::LBracket, _)));
-            let after_continuation = out.last().is_some_and(|(_, t, _)| t.continues_line());
-            if in_parens && !after_continuation {
-                swallowed_by = stack.last().map(|(_, sp)| *sp);
-            }
-            if !in_parens && !after_continuation && pending_newline.is_none() {
-                pending_newline = Some((l, r));
-            }
-            continue;
-        }
-        if let Some(sp) = swallowed_by.take() {
-            joined_lines.push((l, sp));
-        }
-        if let Some((nl, nr)) = pending_newline.take() {
-            // A line starting with `.` or `else` continues the one before;
-            // a newline before a closing bracket ends nothing.
-            if !matches!(
-                tok,
-                Tok::Dot | Tok::Else | Tok::RBrace | Tok::RParen | Tok::RBracket
-            ) {
-                out.push((nl, Tok::Newline, nr));
-            }
-        }
-        if matches!(tok, Tok::LParen | Tok::LBracket | Tok::LBrace) {
-            stack.push((tok.clone(), Span::new(file, l, r)));
-        } else if matches!(tok, Tok::RParen | Tok::RBracket | Tok::RBrace) {
-            stack.pop();
-        }
-        out.push((l, tok, r));
-    }
-    if let Some((nl, nr)) = pending_newline {
-        out.push((nl, Tok::Newline, nr));
-    }
-    (out, stack.len(), joined_lines)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn toks(src: &str) -> Vec<Tok> {
-        lex(src, FileId(0))
-            .tokens
-            .into_iter()
-            .map(|(_, t, _)| t)
-            .collect()
+        Lexer::new(src, FileId(0), None).map(|(_, t, _)| t).collect()
+    }
+
+    /// Lexes all of `src`: the tokens and the lexer, for its errors.
+    fn lex(src: &str) -> (Vec<Spanned>, Lexer<'_>) {
+        let mut lexer = Lexer::new(src, FileId(0), None);
+        let tokens = lexer.by_ref().collect();
+        (tokens, lexer)
     }
 
     #[test]
@@ -619,9 +724,8 @@ mod tests {
 
     #[test]
     fn out_of_range_int_is_an_error() {
-        let l = lex("9223372036854775808", FileId(0));
-        assert_eq!(l.errors.len(), 1);
-        assert!(lex("9223372036854775807", FileId(0)).errors.is_empty());
+        assert_eq!(lex("9223372036854775808").1.errors.len(), 1);
+        assert!(lex("9223372036854775807").1.errors.is_empty());
     }
 
     #[test]
@@ -641,9 +745,24 @@ mod tests {
     }
 
     #[test]
+    fn bracket_depth_adds_up_line_by_line() {
+        let text = "let a = [1, (2\n# ) ] not counted\n\"(\" , 3)\n, {]\n";
+        let mut depth = 0;
+        for line in text.lines() {
+            depth = bracket_depth(depth, line).unwrap();
+        }
+        let (_, whole) = lex(text);
+        assert_eq!(depth, whole.open_brackets());
+        assert_eq!(depth, 1);
+        assert_eq!(bracket_depth(0, ") ("), Some(1));
+        assert_eq!(bracket_depth(3, "0x"), None);
+        assert_eq!(bracket_depth(MAX_NESTING, "("), None);
+    }
+
+    #[test]
     fn bad_input_becomes_error_tokens() {
-        let l = lex("let x = $ \"abc", FileId(0));
+        let (tokens, l) = lex("let x = $ \"abc");
         assert_eq!(l.errors.len(), 2);
-        assert!(l.tokens.iter().any(|(_, t, _)| *t == Tok::Error));
+        assert!(tokens.iter().any(|(_, t, _)| *t == Tok::Error));
     }
 }
