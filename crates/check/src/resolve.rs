@@ -45,6 +45,10 @@ pub struct Checker {
     /// run-time assertion of that dtype (the golden harness turns this on
     /// to prove the checker and the evaluator agree).
     pub crosscheck: bool,
+    /// Record every expression's type in `CheckOutput::types` (for
+    /// editors and tests); off by default, since a long program would pay
+    /// tens of bytes per expression for a table nobody reads.
+    pub record_types: bool,
     globals: HashMap<String, GlobalInfo>,
     structs: HashMap<String, (Rc<hir::StructDef>, Vec<Ty>)>,
     num_globals: u32,
@@ -163,7 +167,10 @@ impl Checker {
 
     /// Checks a whole program (or one REPL entry). On error the checker's
     /// state is left as it was, so a failed REPL entry defines nothing.
-    pub fn check_program(&mut self, program: &ast::Program) -> CheckOutput {
+    /// The program is consumed: each top-level statement's tree is freed
+    /// as soon as it is lowered, so a long program never holds its whole
+    /// syntax tree and its whole HIR at once.
+    pub fn check_program(&mut self, program: ast::Program) -> CheckOutput {
         let saved = self.clone();
         let mut pass = Pass {
             ck: self,
@@ -397,11 +404,11 @@ impl Pass<'_> {
 
     // ---------------------------------------------------------- declarations
 
-    fn program(&mut self, program: &ast::Program) -> hir::Module {
+    fn program(&mut self, program: ast::Program) -> hir::Module {
         self.predeclare(&program.stmts);
         let mut hoisted = Vec::new();
         let mut stmts = Vec::new();
-        for s in &program.stmts {
+        for s in program.stmts {
             if let StmtKind::Fn(decl) = &s.kind {
                 if let Some(name) = &decl.name {
                     let func = self.function(decl, None);
@@ -411,7 +418,7 @@ impl Pass<'_> {
                     continue;
                 }
             }
-            self.stmt(s, &mut stmts);
+            self.stmt(&s, &mut stmts);
         }
         let ends_with_expr = matches!(stmts.last(), Some(hir::Stmt::Expr(_)));
         let main = &self.fns[0];
@@ -1125,7 +1132,9 @@ impl Pass<'_> {
             self.expr_inner(e)
         };
         self.depth -= 1;
-        self.types.push((e.span, r.1.clone()));
+        if self.ck.record_types {
+            self.types.push((e.span, r.1.clone()));
+        }
         r
     }
 

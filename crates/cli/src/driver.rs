@@ -18,7 +18,13 @@ pub fn run_path(path: &str, args: Vec<String>, mode: Mode) -> i32 {
     if mode == Mode::Run {
         on_ctrl_c();
     }
-    match Session::new(Box::new(host), Options { crosscheck }) {
+    match Session::new(
+        Box::new(host),
+        Options {
+            crosscheck,
+            types: false,
+        },
+    ) {
         Ok(mut session) => {
             let status = session.run_path(path, mode, &mut reporter);
             if session.last_error_kind() == Some(ErrorKind::Interrupted) {

@@ -79,8 +79,14 @@ fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
             let out = SharedBuf::default();
             let host = RealHost::with_stdout(args, Box::new(out.clone()));
             let mut reporter = CollectReporter::default();
-            let mut session = Session::new(Box::new(host), Options { crosscheck: true })
-                .expect("the standard library loads");
+            let mut session = Session::new(
+                Box::new(host),
+                Options {
+                    crosscheck: true,
+                    types: false,
+                },
+            )
+            .expect("the standard library loads");
             let status = session.run_path(&path, Mode::Run, &mut reporter);
             let kind = session.last_error_kind();
             (out.text(), reporter.text, status.code(), kind)

@@ -34,7 +34,7 @@ pub fn load(
         if let Some(d) = parsed.errors.first() {
             return Err(format!("standard library {name}: {}", d.message));
         }
-        let checked = checker.check_program(&parsed.program);
+        let checked = checker.check_program(parsed.program);
         let Some(module) = checked.module else {
             let msg = checked
                 .diagnostics

@@ -106,6 +106,9 @@ pub struct Options {
     /// Assert at run time every tensor dtype the checker claims (the golden
     /// harness turns this on; see `Checker::crosscheck`).
     pub crosscheck: bool,
+    /// Fill `Checked::types` with every expression's type (editors,
+    /// notebooks, tests); `twill run` and `twill check` leave it off.
+    pub types: bool,
 }
 
 /// A checked source: its diagnostics (parse errors, or the checker's
@@ -142,6 +145,7 @@ impl Session {
         let mut sources = SourceMap::new();
         let mut checker = Checker::new();
         checker.crosscheck = options.crosscheck;
+        checker.record_types = options.types;
         let mut interp = Interp::new(host);
         twill_eval::stdlib::load(&mut checker, &mut interp, &mut |name, text| {
             sources.add(format!("<stdlib>/{name}"), text)
@@ -214,7 +218,7 @@ impl Session {
                 types: Vec::new(),
             };
         }
-        let out = self.checker.check_program(&parsed.program);
+        let out = self.checker.check_program(parsed.program);
         Checked {
             file,
             diagnostics: out.diagnostics,
@@ -305,7 +309,7 @@ impl Session {
         let wrapped = format!("let __type_probe__ = ({expr})");
         let file = self.sources.add("<repl>", wrapped.as_str());
         let parsed = twill_syntax::parse(&wrapped, file);
-        let checked = probe.check_program(&parsed.program);
+        let checked = probe.check_program(parsed.program);
         if checked.module.is_none() {
             return Err(checked.diagnostics);
         }

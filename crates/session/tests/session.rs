@@ -155,7 +155,11 @@ fn repl_entries_keep_definitions_and_print_values() {
 #[test]
 fn the_type_table_agrees_with_type_of() {
     let host = CaptureHost::new();
-    let mut s = session(&host);
+    let options = Options {
+        types: true,
+        ..Options::default()
+    };
+    let mut s = Session::new(Box::new(host.clone()), options).expect("the standard library loads");
     for text in ["1 + 2", "ones([2, 3]).to(f16)", "str(3).len() > 0", "nn_one_hot"] {
         let file = s.add_source("<test>", text);
         let checked = s.check(file);

@@ -14,7 +14,7 @@ pub fn run(src: &str) -> Result<String, String> {
         return Err(d.message.clone());
     }
     let mut checker = Checker::new();
-    let checked = checker.check_program(&parsed.program);
+    let checked = checker.check_program(parsed.program);
     let Some(module) = checked.module else {
         return Err(checked
             .diagnostics
