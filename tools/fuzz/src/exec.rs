@@ -196,7 +196,9 @@ pub fn unlocated_error(stderr: &str) -> Option<String> {
             continue;
         }
         let next = lines.get(i + 1).map_or("", |l| l.trim());
-        let located = (next.starts_with("╭─[") || next.starts_with("-->")) && has_line_col(next);
+        // Some messages carry their location inline: `error: FILE:1:8: …`.
+        let located = has_line_col(line)
+            || ((next.starts_with("╭─[") || next.starts_with("-->")) && has_line_col(next));
         if !located {
             return Some(line.to_string());
         }
@@ -234,6 +236,8 @@ mod tests {
         let fallback = "error: boom\n  --> p.tw:12:3\n";
         assert_eq!(verdict(Mode::Run, &out(End::Exit(1), ariadne)), None);
         assert_eq!(verdict(Mode::Run, &out(End::Exit(1), fallback)), None);
+        let inline = "error: p.tw:1:8: not valid UTF-8 (byte 0xff)\n";
+        assert_eq!(verdict(Mode::Check, &out(End::Exit(2), inline)), None);
         let bare = verdict(Mode::Run, &out(End::Exit(1), "error: cannot allocate\n"));
         assert_eq!(bare.map(|v| v.0), Some(Class::Unlocated));
         let headless = verdict(Mode::Run, &out(End::Exit(2), "error: x\n   ╭─[ p.tw ]\n"));

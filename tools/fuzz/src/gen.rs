@@ -280,16 +280,23 @@ impl Gen<'_> {
             }
             5 => {
                 let v = self.name("i");
-                let over = match self.rng.below(5) {
-                    0 => self.tensor(1),
-                    1 => self.str_expr(1),
-                    2 => self.arr(1),
-                    _ => format!("range({})", self.small_range()),
+                let (over, kind) = match self.rng.below(5) {
+                    0 => (self.tensor(1), 0),
+                    1 => (self.str_expr(1), 1),
+                    2 => (self.arr(1), 2),
+                    _ => (format!("range({})", self.small_range()), 3),
                 };
                 self.line(&format!("for {v} in {over} {{"));
-                self.scope.ints.push(v.clone());
+                let saved = self.scope.clone();
+                match kind {
+                    0 => self.scope.tensors.push(v),
+                    1 => self.scope.strs.push(v),
+                    3 => self.scope.ints.push(v),
+                    // An Arr's elements may be of any kind.
+                    _ => {}
+                }
                 self.block(depth);
-                self.scope.ints.retain(|n| *n != v);
+                self.scope = saved;
                 self.line("}");
             }
             6 => {
@@ -312,7 +319,7 @@ impl Gen<'_> {
             7 => self.function(),
             8 => self.match_stmt(),
             9 | 10 => self.autodiff(),
-            11 => {
+            11 if self.rng.chance(50) => {
                 let call = self.builtin_call(2);
                 self.line(&format!("print({call})"));
             }
@@ -565,7 +572,11 @@ impl Gen<'_> {
     fn diff_body(&mut self, x: &str) -> String {
         let inner = match self.rng.below(4) {
             0 => format!("{x} * {x}"),
-            1 => format!("({x} {} {})", self.rng.pick(TENSOR_BINOPS), self.float(0)),
+            1 => format!(
+                "({x} {} {})",
+                self.rng.pick(&["+", "-", "*", "/", "**"]),
+                self.float(0)
+            ),
             _ => self.op_call(1, Some(x.to_string())),
         };
         match self.rng.below(10) {
@@ -1117,7 +1128,7 @@ impl Gen<'_> {
                 pos.push(self.tensor(d));
             }
         }
-        if self.rng.chance(6) {
+        if self.rng.chance(4) {
             // Sometimes wrong: an argument left out, one too many, an
             // unknown or repeated keyword, a value of the wrong kind.
             match self.rng.below(5) {
@@ -1138,7 +1149,13 @@ impl Gen<'_> {
                 }
             }
         }
-        if !pos.is_empty() && self.rng.chance(40) && spec.params.first().is_some_and(|p| p.name != "spec") {
+        if !pos.is_empty()
+            && self.rng.chance(40)
+            && spec
+                .params
+                .first()
+                .is_some_and(|p| p.name != "spec" && p.name != "arr")
+        {
             let first = pos.remove(0);
             let rest: Vec<String> = pos.into_iter().chain(kw).collect();
             format!("({first}).{}({})", spec.name, rest.join(", "))

@@ -17,6 +17,7 @@ const USAGE: &str = "\
 usage: twill-fuzz [--seconds N] [--seed S] [--jobs J] [--programs N]
                   [--twill PATH] [--corpus DIR] [--findings DIR]
                   [--timeout SECS] [--memory-mib M]
+       twill-fuzz --print N [--seed S]   (writes program N to standard output)
 
 defaults: 60 seconds, seed 1, 1 job, no program limit,
           target/release/twill, testdata, target/fuzz-findings,
@@ -38,6 +39,7 @@ fn parse() -> Result<Config, String> {
         },
     };
     let mut findings = None;
+    let mut print = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         if flag == "--help" || flag == "-h" {
@@ -51,6 +53,7 @@ fn parse() -> Result<Config, String> {
         match flag.as_str() {
             "--seconds" => seconds = num(&value)?,
             "--seed" => cfg.seed = num(&value)?,
+            "--print" => print = Some(num(&value)?),
             "--jobs" => cfg.jobs = usize::try_from(num(&value)?.max(1)).unwrap_or(1),
             "--programs" => cfg.max_programs = Some(num(&value)?),
             "--timeout" => cfg.limits.timeout = Duration::from_secs(num(&value)?.max(1)),
@@ -60,6 +63,13 @@ fn parse() -> Result<Config, String> {
             "--findings" => findings = Some(PathBuf::from(value)),
             other => return Err(format!("unknown option `{other}`")),
         }
+    }
+    if let Some(n) = print {
+        let corpus = twill_fuzz::mutate::corpus(&cfg.corpus);
+        let (text, _) = twill_fuzz::program(cfg.seed, n, &corpus);
+        use std::io::Write;
+        let _ = std::io::stdout().write_all(&text);
+        std::process::exit(0);
     }
     cfg.budget = Duration::from_secs(seconds);
     cfg.findings = findings.unwrap_or_else(|| twill_fuzz::default_findings(&cfg.twill));
