@@ -162,6 +162,13 @@ impl Class {
 /// reason (which also tells findings apart).
 pub fn verdict(mode: Mode, out: &Outcome) -> Option<(Class, String)> {
     let err = &out.stderr;
+    // An allocation failure aborts with a hint about RUST_BACKTRACE: it is
+    // told apart from a panic first.
+    if let End::Signal(_) = out.end {
+        if let Some(line) = err.lines().find(|l| l.contains("memory allocation of")) {
+            return Some((Class::AllocAbort, line.trim().to_string()));
+        }
+    }
     if let Some(line) = err
         .lines()
         .find(|l| l.contains("internal error") || l.contains("panicked") || l.contains("RUST_BACKTRACE"))
@@ -170,12 +177,7 @@ pub fn verdict(mode: Mode, out: &Outcome) -> Option<(Class, String)> {
     }
     match out.end {
         End::Timeout => return Some((Class::Timeout, "killed after the timeout".into())),
-        End::Signal(sig) => {
-            if let Some(line) = err.lines().find(|l| l.contains("memory allocation of")) {
-                return Some((Class::AllocAbort, line.trim().to_string()));
-            }
-            return Some((Class::Signal, format!("killed by signal {sig}")));
-        }
+        End::Signal(sig) => return Some((Class::Signal, format!("killed by signal {sig}"))),
         End::Exit(code) if !(0..=2).contains(&code) => {
             return Some((Class::Status, format!("exit status {code}")));
         }
@@ -188,17 +190,22 @@ pub fn verdict(mode: Mode, out: &Outcome) -> Option<(Class, String)> {
 }
 
 /// The first `error:` line that is not followed by its location: the
-/// ariadne header `╭─[ FILE:LINE:COL ]` or the fallback `--> FILE:LINE:COL`.
+/// ariadne header `╭─[ FILE:LINE:COL ]` or the fallback `--> FILE:LINE:COL`
+/// before the next diagnostic (a message may run over several lines, as an
+/// assertion's text with newlines does).
 pub fn unlocated_error(stderr: &str) -> Option<String> {
     let lines: Vec<&str> = stderr.lines().collect();
     for (i, line) in lines.iter().enumerate() {
         if !line.starts_with("error:") {
             continue;
         }
-        let next = lines.get(i + 1).map_or("", |l| l.trim());
         // Some messages carry their location inline: `error: FILE:1:8: …`.
         let located = has_line_col(line)
-            || ((next.starts_with("╭─[") || next.starts_with("-->")) && has_line_col(next));
+            || lines[i + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with("error:") && !l.starts_with("warning:"))
+                .map(|l| l.trim())
+                .any(|l| (l.starts_with("╭─[") || l.starts_with("-->")) && has_line_col(l));
         if !located {
             return Some(line.to_string());
         }
@@ -237,6 +244,10 @@ mod tests {
         assert_eq!(verdict(Mode::Run, &out(End::Exit(1), ariadne)), None);
         assert_eq!(verdict(Mode::Run, &out(End::Exit(1), fallback)), None);
         let inline = "error: p.tw:1:8: not valid UTF-8 (byte 0xff)\n";
+        let multiline = "error: assertion failed: a\nb\n   ╭─[ p.tw:2:1 ]\n";
+        assert_eq!(verdict(Mode::Run, &out(End::Exit(1), multiline)), None);
+        let two = "error: a\n   ╭─[ p.tw:1:1 ]\nerror: b\n";
+        assert!(verdict(Mode::Run, &out(End::Exit(1), two)).is_some());
         assert_eq!(verdict(Mode::Check, &out(End::Exit(2), inline)), None);
         let bare = verdict(Mode::Run, &out(End::Exit(1), "error: cannot allocate\n"));
         assert_eq!(bare.map(|v| v.0), Some(Class::Unlocated));
@@ -256,7 +267,11 @@ mod tests {
             Some(Class::Panic)
         );
         assert_eq!(
-            class(Mode::Run, End::Signal(6), "memory allocation of 8 bytes failed\n"),
+            class(
+                Mode::Run,
+                End::Signal(6),
+                "memory allocation of 8 bytes failed\nnote: run with `RUST_BACKTRACE=1` …\n"
+            ),
             Some(Class::AllocAbort)
         );
         assert_eq!(class(Mode::Run, End::Signal(11), ""), Some(Class::Signal));

@@ -126,6 +126,13 @@ pub fn program(seed: u64, n: u64, corpus: &[Vec<u8>]) -> (Vec<u8>, bool) {
 /// Runs the fuzzer as `cfg` says.
 pub fn fuzz(cfg: &Config) -> std::io::Result<Report> {
     std::fs::create_dir_all(&cfg.findings)?;
+    // Programs run in a scratch directory, so relative paths would point
+    // elsewhere there.
+    let cfg = &Config {
+        twill: std::fs::canonicalize(&cfg.twill)?,
+        findings: std::fs::canonicalize(&cfg.findings)?,
+        ..cfg.clone()
+    };
     let corpus = mutate::corpus(&cfg.corpus);
     let next = AtomicU64::new(0);
     let report = Mutex::new(Report::default());
