@@ -29,6 +29,9 @@ use std::time::{Duration, Instant};
 use exec::{Class, End, Limits, Mode, Outcome};
 use rng::Rng;
 
+/// How many programs are saved for each distinct finding.
+const EXAMPLES: u64 = 4;
+
 /// What a fuzz run does.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -208,6 +211,12 @@ fn worker(
             let key = (class, format!("{} {}", mode.arg(), blank_digits(&reason)));
             if let Some(f) = r.findings.get_mut(&key) {
                 f.count += 1;
+                // A few more examples of each: one first line can stand
+                // for several bugs (every `capacity overflow` reads alike).
+                if f.count <= EXAMPLES {
+                    let index = r.findings.len() + r.programs as usize;
+                    save(cfg, class, mode, &reason, n, &text, out, index)?;
+                }
                 continue;
             }
             let saved = save(cfg, class, mode, &reason, n, &text, out, r.findings.len())?;
