@@ -136,6 +136,10 @@ const FLOAT_BINOPS: &[&str] = &["+", "-", "*", "/", "//", "%", "**"];
 const CMP: &[&str] = &["==", "!=", "<", "<=", ">", ">="];
 const TENSOR_BINOPS: &[&str] = &["+", "-", "*", "/", "//", "%", "**", "@", "==", "<", ">=", "!="];
 
+/// The files generated programs write (relative: in the runner's scratch
+/// directory, which removes them before each program).
+pub const SCRATCH_FILES: &[&str] = &["out.txt", "out.npy"];
+
 /// The builtins a random call may name: everything but the file writers,
 /// which get fixed relative paths of their own (the fuzzer runs as
 /// whoever started it, possibly root).
@@ -492,7 +496,12 @@ impl Gen<'_> {
 
     /// Values that grow: a Str or Arr doubled, deep recursion.
     fn growth(&mut self) {
-        let k = self.rng.range(1, 40);
+        // Mostly sizes that fit; now and then past any memory.
+        let k = if self.rng.chance(85) {
+            self.rng.range(1, 20)
+        } else {
+            self.rng.range(20, 40)
+        };
         match self.rng.below(3) {
             0 => {
                 let v = self.name("s");

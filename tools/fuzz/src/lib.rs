@@ -184,6 +184,11 @@ fn worker(
             return Ok(());
         }
         let (text, mutated) = program(cfg.seed, n, corpus);
+        // What an earlier program wrote must not change this one: a finding
+        // has to reproduce from its own text.
+        for left in gen::SCRATCH_FILES {
+            let _ = std::fs::remove_file(scratch.join(left));
+        }
         std::fs::write(&file, &text)?;
         let run = exec::run(&cfg.twill, Mode::Run, &file, &scratch, cfg.limits)?;
         let check = exec::run(&cfg.twill, Mode::Check, &file, &scratch, cfg.limits)?;
