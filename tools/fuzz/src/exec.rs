@@ -162,12 +162,11 @@ impl Class {
 /// reason (which also tells findings apart).
 pub fn verdict(mode: Mode, out: &Outcome) -> Option<(Class, String)> {
     let err = &out.stderr;
-    // An allocation failure aborts with a hint about RUST_BACKTRACE: it is
-    // told apart from a panic first.
-    if let End::Signal(_) = out.end {
-        if let Some(line) = err.lines().find(|l| l.contains("memory allocation of")) {
-            return Some((Class::AllocAbort, line.trim().to_string()));
-        }
+    // An allocation failure aborts with a hint about RUST_BACKTRACE (and
+    // may be killed by the timeout while it aborts): it is told apart from
+    // a panic first.
+    if let Some(line) = err.lines().find(|l| l.starts_with("memory allocation of")) {
+        return Some((Class::AllocAbort, line.trim().to_string()));
     }
     if let Some(line) = err
         .lines()
