@@ -45,6 +45,12 @@ train:
 oracle:
     node tools/oracle/format_number.mjs
 
+# Fuzz the release binary for SECONDS (tools/fuzz): generated and mutated
+# programs under `run` and `check`; findings go to target/fuzz-findings.
+fuzz SECONDS="60" SEED="1":
+    cargo build --release -p twill-cli -p twill-fuzz
+    target/release/twill-fuzz --seconds {{SECONDS}} --seed {{SEED}}
+
 # Accept changed golden snapshots — then review them with `git diff goldens/`.
 accept-goldens:
     INSTA_UPDATE=always cargo test -p twill-cli --test goldens
