@@ -407,8 +407,15 @@ impl Pass<'_> {
     fn program(&mut self, program: ast::Program) -> hir::Module {
         self.predeclare(&program.stmts);
         let mut hoisted = Vec::new();
-        let mut stmts = Vec::new();
-        for s in program.stmts {
+        let mut stmts = Vec::with_capacity(program.stmts.len());
+        // Popped from a reversed copy, the statements are freed as they go,
+        // and so is the vector that held them, shrunk as it empties.
+        let mut rest = program.stmts;
+        rest.reverse();
+        while let Some(s) = rest.pop() {
+            if rest.len() < rest.capacity() / 2 {
+                rest.shrink_to_fit();
+            }
             if let StmtKind::Fn(decl) = &s.kind {
                 if let Some(name) = &decl.name {
                     let func = self.function(decl, None);
@@ -784,7 +791,9 @@ impl Pass<'_> {
 
     fn block(&mut self, b: &ast::Block) -> (Vec<hir::Stmt>, Ty) {
         self.cur().scopes.push(Vec::new());
-        let mut out = Vec::new();
+        // Sized to the block (a `Vec` grows to 4 slots at its first push,
+        // which would make a one-line block cost four statements).
+        let mut out = Vec::with_capacity(b.stmts.len());
         let mut ty = Ty::Unit;
         for (i, s) in b.stmts.iter().enumerate() {
             let t = self.stmt(s, &mut out);
@@ -796,6 +805,7 @@ impl Pass<'_> {
         if !matches!(out.last(), Some(hir::Stmt::Expr(_))) {
             ty = Ty::Unit;
         }
+        out.shrink_to_fit();
         (out, ty)
     }
 
@@ -1071,7 +1081,7 @@ impl Pass<'_> {
         ctx.self_name = self_name;
         ctx.ret = decl.ret.as_ref().map(|t| self.type_expr(t));
         self.fns.push(ctx);
-        let mut params = Vec::new();
+        let mut params = Vec::with_capacity(decl.params.len());
         let mut seen: Vec<&str> = Vec::new();
         for p in &decl.params {
             if seen.contains(&p.name.name.as_str()) {
@@ -1158,8 +1168,8 @@ impl Pass<'_> {
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
             A::Name(n) => self.name(n, span),
             A::List(items) => {
-                let mut hs = Vec::new();
-                let mut tys = Vec::new();
+                let mut hs = Vec::with_capacity(items.len());
+                let mut tys = Vec::with_capacity(items.len());
                 for it in items {
                     let (h, t) = self.expr(it);
                     hs.push(h);
@@ -1739,8 +1749,8 @@ impl Pass<'_> {
     }
 
     fn args(&mut self, args: &[ast::Arg]) -> (Vec<RawArg>, Vec<Ty>) {
-        let mut out = Vec::new();
-        let mut tys = Vec::new();
+        let mut out = Vec::with_capacity(args.len());
+        let mut tys = Vec::with_capacity(args.len());
         let mut seen_kw = false;
         for a in args {
             let (h, t) = self.expr(&a.value);
@@ -1796,8 +1806,8 @@ impl Pass<'_> {
     }
 
     fn positional_only(&mut self, args: &[ast::Arg], what: &str) -> (Vec<hir::Expr>, Vec<Ty>) {
-        let mut out = Vec::new();
-        let mut tys = Vec::new();
+        let mut out = Vec::with_capacity(args.len());
+        let mut tys = Vec::with_capacity(args.len());
         for a in args {
             if let Some(n) = &a.name {
                 self.err(
