@@ -374,7 +374,7 @@ fn fold_all<T: Element, A: Accumulate>(
 ) -> Result<Vec<A>, TensorError> {
     if let Some(pl) = Panels::of(p) {
         let data = T::slice(p.x.storage()).unwrap_or(&[]);
-        return pl.fold(data, empty, w, op);
+        return pl.fold(data, &p.shape, empty, w, op);
     }
     p.rows()?.map::<T, _>(|row| fold_row(row, empty, w, op))
 }
@@ -444,16 +444,26 @@ impl Panels {
     fn fold<T: Copy + Sync, A: Accumulate>(
         &self,
         data: &[T],
+        shape: &[usize],
         empty: A,
         w: impl Fn(T) -> A + Sync + Send + Copy,
         op: impl Fn(A, A) -> A + Sync + Send + Copy,
     ) -> Result<Vec<A>, TensorError> {
+        // The results (of `shape`, accumulated in `A`) first: when they fit, so do the task lists below
+        // (one entry per PANEL_COLS results and block); with nothing to
+        // reduce they are all `empty`.
+        let outputs = product(&self.outer) * self.inner;
+        let mut out = try_vec(outputs).map_err(|e| e.for_tensor(A::DTYPE, shape))?;
+        let blocks = self.n.div_ceil(BLOCK);
+        if blocks == 0 {
+            out.resize(outputs, empty);
+            return Ok(out);
+        }
         let bases: Vec<usize> = Walk::new(&self.outer, 0).take(product(&self.outer)).collect();
         let chunks: Vec<(usize, usize)> = (0..self.inner)
             .step_by(PANEL_COLS)
             .map(|c0| (c0, (c0 + PANEL_COLS).min(self.inner)))
             .collect();
-        let blocks = self.n.div_ceil(BLOCK);
         let tasks: Vec<(usize, (usize, usize), usize)> = bases
             .iter()
             .flat_map(|&b| {
@@ -466,11 +476,6 @@ impl Panels {
             .par_iter()
             .map(|&(base, (c0, c1), k)| self.block(data, self.start + base, c0, c1, k, empty, w, op))
             .collect();
-        let mut out = try_vec(bases.len() * self.inner)?;
-        if blocks == 0 {
-            out.resize(bases.len() * self.inner, empty);
-            return Ok(out);
-        }
         for group in parts.chunks(blocks) {
             let mut it = group.iter();
             let Some(first) = it.next() else { continue };
