@@ -30,18 +30,9 @@ use std::ffi::{OsStr, OsString};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many links a path may pass through, as Linux allows (`ELOOP`).
 const MAX_LINKS: usize = 40;
-
-/// How many temporary names are tried before giving up: each try takes a
-/// fresh counter value, so only leftovers of an earlier process with the
-/// same id can collide.
-const NAME_ATTEMPTS: u32 = 100;
-
-/// Makes the temporary names of one process distinct from each other.
-static NEXT_NAME: AtomicU64 = AtomicU64::new(0);
 
 /// Where the bytes of one write go, once the path is resolved.
 // One plan lives on the stack for the length of one write: its size costs
@@ -329,20 +320,6 @@ fn keep_owner_and_mode(file: &File, old: &Metadata) -> io::Result<()> {
     file.set_permissions(old.permissions())
 }
 
-/// A name for a temporary file beside `name` that no other write of this
-/// process uses: `.NAME.tmp-PID-N`, with `NAME` cut short enough that the
-/// whole stays within a file name's 255 bytes. Only uniqueness matters, so
-/// bytes of `name` that are not UTF-8 are replaced.
-fn temporary_name(name: &OsStr) -> String {
-    let name = name.to_string_lossy();
-    let mut cut = name.len().min(200);
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let n = NEXT_NAME.fetch_add(1, Ordering::Relaxed);
-    format!(".{}.tmp-{}-{n}", &name[..cut], std::process::id())
-}
-
 /// Creates a fresh temporary file in `dir` under a name nothing else has.
 fn create_named(dir: &Path, name: &OsStr) -> io::Result<(File, PathBuf)> {
     for _ in 0..NAME_ATTEMPTS {
@@ -363,15 +340,11 @@ fn rename_or_remove(tmp: &Path, target: &Path) -> io::Result<()> {
     std::fs::rename(tmp, target).inspect_err(|_| remove_temporary(tmp))
 }
 
-/// Removes a temporary file on an error path. The error being reported is
-/// the one that matters; a failure to remove (the directory vanished with
-/// it) has nothing to add.
-fn remove_temporary(tmp: &Path) {
-    let _ = std::fs::remove_file(tmp);
-}
-
 #[cfg(target_os = "linux")]
 mod anonymous;
+mod names;
+
+use names::{remove_temporary, temporary_name, NAME_ATTEMPTS};
 
 /// The same error with the text a user reads: the system's description in
 /// lower case, without the ` (os error N)` that Rust adds for developers.

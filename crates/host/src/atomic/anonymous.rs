@@ -62,8 +62,8 @@ pub(super) fn publish(
     }
     let meta = file.metadata()?;
     let ours = (meta.dev(), meta.ino());
-    for _ in 0..super::NAME_ATTEMPTS {
-        let tmp = dir.join(super::temporary_name(name));
+    for _ in 0..super::names::NAME_ATTEMPTS {
+        let tmp = dir.join(super::names::temporary_name(name));
         let c_tmp = c_path(tmp.as_os_str())?;
         match link_then_rename_in_child(&source, &c_tmp, &c_target, ours, &tmp, target) {
             Step::Done => return Ok(true),
@@ -233,7 +233,7 @@ fn outcome_from_files(ours: (u64, u64), tmp: &Path, target: &Path) -> Step {
         return Step::Done;
     }
     if is_ours(tmp) {
-        super::remove_temporary(tmp);
+        super::names::remove_temporary(tmp);
     }
     Step::RenameFailed(libc::EINTR)
 }
