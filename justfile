@@ -48,8 +48,8 @@ oracle:
 # Fuzz the release binary for SECONDS (tools/fuzz): generated and mutated
 # programs under `run` and `check`; findings go to target/fuzz-findings.
 fuzz SECONDS="60" SEED="1":
-    cargo build --release -p twill-cli -p twill-fuzz
-    target/release/twill-fuzz --seconds {{SECONDS}} --seed {{SEED}}
+    cargo build --release -p twill-cli
+    cargo run --release -p twill-fuzz --example twill-fuzz -- --seconds {{SECONDS}} --seed {{SEED}}
 
 # Accept changed golden snapshots — then review them with `git diff goldens/`.
 accept-goldens:
