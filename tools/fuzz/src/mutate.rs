@@ -187,10 +187,24 @@ fn split_lines(s: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// Replaces one run of digits (a number, or part of one) by an edge value.
+/// Numbers on a line with a loop (`while`, `for`, `range(`) are left
+/// alone: an edge value there makes a loop of 2^31 or more iterations, or
+/// one that never ends (`w += 0`), a timeout that is the program's own
+/// doing and hides real ones.
 fn replace_number(s: &mut Vec<u8>, rng: &mut Rng) {
+    let in_loop_line = |i: usize| {
+        let from = s[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let to = s[i..].iter().position(|&b| b == b'\n').map_or(s.len(), |p| i + p);
+        let line = &s[from..to];
+        [&b"while "[..], b"for ", b"range("]
+            .iter()
+            .any(|k| line.windows(k.len()).any(|w| w == *k))
+    };
     let starts: Vec<usize> = (0..s.len())
         .filter(|&i| {
-            s[i].is_ascii_digit() && (i == 0 || !(s[i - 1].is_ascii_alphanumeric() || s[i - 1] == b'.'))
+            s[i].is_ascii_digit()
+                && (i == 0 || !(s[i - 1].is_ascii_alphanumeric() || s[i - 1] == b'.'))
+                && !in_loop_line(i)
         })
         .collect();
     let Some(&start) = starts.get(rng.below(starts.len())) else {
