@@ -61,7 +61,8 @@ fn run_limited(name: &str, src: &str) -> (Option<i32>, String, String) {
     )
 }
 
-/// Each example of the issue, at its own size: a located error, status 1.
+/// Each example of the issue, at its own size, and the fuzzer's findings
+/// of the same kind: a located error, status 1.
 #[test]
 fn allocation_failures_are_located_errors_and_keep_output() {
     let cases = [
@@ -75,6 +76,9 @@ fn allocation_failures_are_located_errors_and_keep_output() {
         "index_select(ones([1,1000000]), 0, zeros([1000000], i8))",
         "ones([1]).broadcast_to([100000,100000,100000]).sum()",
         "concat([zeros([0, 9223372036854775807]), zeros([0, 9223372036854775807])], axis=1)",
+        // Found by the fuzzer: a row that fits, whose sort scratch does not.
+        "zeros([1073741824], i8).median()",
+        "zeros([1073741824], i8).argsort()",
     ];
     for (i, expr) in cases.iter().enumerate() {
         let src = format!("print(1)\nlet t = {expr}\nprint(2)\n");

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 
 use super::args::{Args, Out};
 use super::shape::{axis_of, packed};
-use crate::storage::{try_filled, Element};
+use crate::storage::{try_filled, try_vec, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
@@ -620,6 +620,7 @@ fn per_lane<T: Ordered, O: Element>(
     l: &Lanes,
     m: usize,
     fill: O,
+    scratch: usize,
     f: impl Fn(&[T], &mut [O], &mut Scratch<T>) + Sync,
 ) -> Result<Tensor, TensorError> {
     let data: &[T] = l
@@ -634,6 +635,12 @@ fn per_lane<T: Ordered, O: Element>(
     })?;
     let mut out: Vec<O> = try_filled(total, fill).map_err(|e| e.for_tensor(O::DTYPE, &[l.rows, m]))?;
     if total > 0 {
+        // Each thread works in its own scratch of `scratch` bytes per lane:
+        // ask for that room once, up front, so a lane too long for memory
+        // is an error here rather than an abort inside a worker.
+        let workers = rayon::current_num_threads().min(l.rows).max(1);
+        let probe = try_vec::<u8>(scratch.saturating_mul(workers))?;
+        drop(probe);
         // Enough lanes per task that a task is worth scheduling.
         let n = l.n;
         let per_task = (16384 / n.max(1)).max(1);
@@ -684,7 +691,9 @@ struct SortOp {
 
 impl LaneOp for SortOp {
     fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
-        per_lane::<T, T>(x, l, l.n, zero(), |lane, out, s| {
+        // Keys and their radix buffer.
+        let scratch = l.n.saturating_mul(2 * std::mem::size_of::<T::K>());
+        per_lane::<T, T>(x, l, l.n, zero(), scratch, |lane, out, s| {
             sort_lane(lane, out, self.descending, s)
         })
     }
@@ -696,7 +705,9 @@ struct ArgsortOp {
 
 impl LaneOp for ArgsortOp {
     fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
-        per_lane::<T, i32>(x, l, l.n, 0, |lane, out, s| {
+        // (key, index) pairs and their radix buffer.
+        let scratch = l.n.saturating_mul(2 * std::mem::size_of::<(T::K, u32)>());
+        per_lane::<T, i32>(x, l, l.n, 0, scratch, |lane, out, s| {
             argsort_lane(lane, out, self.descending, s)
         })
     }
@@ -710,16 +721,24 @@ struct TopkOp {
 impl LaneOp for TopkOp {
     fn run<T: Ordered>(&self, x: &Tensor, l: &Lanes) -> Result<Tensor, TensorError> {
         let k = self.k;
+        // A large k sorts every pair (see `topk_pairs`); a small one keeps
+        // at most 2k candidates.
+        let pair = std::mem::size_of::<(T::K, u32)>();
+        let scratch = if k >= l.n / 8 {
+            l.n.saturating_mul(2 * pair)
+        } else {
+            k.saturating_mul(2 * pair)
+        };
         if self.values {
             let fill = zero::<T>();
-            per_lane::<T, T>(x, l, k, fill, |lane, out, s| {
+            per_lane::<T, T>(x, l, k, fill, scratch, |lane, out, s| {
                 topk_pairs(lane, k, s);
                 for (o, p) in out.iter_mut().zip(&s.pairs) {
                     *o = lane.get(p.1 as usize).copied().unwrap_or(fill);
                 }
             })
         } else {
-            per_lane::<T, i32>(x, l, k, 0, |lane, out, s| {
+            per_lane::<T, i32>(x, l, k, 0, scratch, |lane, out, s| {
                 topk_pairs(lane, k, s);
                 for (o, p) in out.iter_mut().zip(&s.pairs) {
                     *o = p.1 as i32;

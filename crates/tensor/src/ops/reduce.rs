@@ -30,6 +30,7 @@ use rayon::prelude::*;
 
 use super::args::{Arg, Args, Out};
 use crate::dispatch;
+use crate::error::AllocError;
 use crate::math;
 use crate::storage::{try_collect, try_filled, try_vec, Accumulate, Element, Storage};
 use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
@@ -913,21 +914,23 @@ pub(super) fn argmin(a: &Args) -> Result<Out, TensorError> {
 /// a stable ascending sort would put at index (n − 1) / 2 — −0 and +0 tie,
 /// the earlier first — or the first NaN if there is one; NaN for an empty
 /// row (NumPy and PyTorch give NaN for the median of nothing).
-fn median_of<T: Element + PartialOrd>(row: &[T]) -> f64 {
+/// The selection works on a copy of the row, 16 bytes per element, made
+/// fallibly (a row of a few hundred million bytes needs gigabytes).
+fn median_of<T: Element + PartialOrd>(row: &[T]) -> Result<f64, AllocError> {
     if row.is_empty() {
-        return f64::NAN;
+        return Ok(f64::NAN);
     }
     if row.iter().any(|&x| is_nan(x)) {
-        return f64::NAN;
+        return Ok(f64::NAN);
     }
-    let mut v: Vec<(f64, usize)> = row.iter().map(|x| x.to_f64()).zip(0..).collect();
+    let mut v: Vec<(f64, usize)> = try_collect(row.len(), row.iter().map(|x| x.to_f64()).zip(0..))?;
     let k = (row.len() - 1) / 2;
     let (_, mid, _) = v.select_nth_unstable_by(k, |a, b| {
         a.0.partial_cmp(&b.0)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(a.1.cmp(&b.1))
     });
-    mid.0
+    Ok(mid.0)
 }
 
 pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
@@ -935,7 +938,12 @@ pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
     let data = dispatch!(x.dtype(), T => {
         // The f64 holds the element exactly; storing it rounds once into
         // float_result(dtype), which changes only an integer above 2^24.
-        stored::<<T as Reduced>::Float, _>(p.rows()?.map::<T, _>(median_of)?)?
+        let rows = p.rows()?.map::<T, _>(median_of)?;
+        let mut vals = try_vec(rows.len())?;
+        for v in rows {
+            vals.push(v?);
+        }
+        stored::<<T as Reduced>::Float, _>(vals)?
     });
     tensor_out(data, p.shape)
 }
