@@ -21,7 +21,7 @@ use crate::dtype::DType;
 use crate::format::format_number;
 use crate::promote::promote;
 use crate::storage::{try_collect, try_vec, Element};
-use crate::tensor::{normalize_axis, numel_of, shape_str, Tensor, TensorError};
+use crate::tensor::{ensure_room, normalize_axis, numel_of, shape_str, Tensor, TensorError};
 
 fn fail<T>(op: &str, msg: impl std::fmt::Display) -> Result<T, TensorError> {
     Err(TensorError(format!("`{op}`: {msg}")))
@@ -669,12 +669,26 @@ pub(super) fn index_select(a: &Args) -> Result<Out, TensorError> {
     }
     let ax = a.about("axis", axis_of(a.op, a.int("axis")?.unwrap_or(0), x.ndim()))?;
     let picked = index_values(a.op, &idx, x.shape()[ax], ax, x.shape())?;
-    let maps: Vec<Vec<usize>> = x
+    // The result must exist before its index tables are made: an empty
+    // one needs none, and a huge axis of a broadcast view would make a
+    // table as long as the axis.
+    let mut shape = x.shape().to_vec();
+    shape[ax] = picked.len();
+    if ensure_room(x.dtype(), &shape)? == 0 {
+        return Tensor::zeros(shape, x.dtype()).map(Out::Tensor);
+    }
+    let maps = x
         .shape()
         .iter()
         .enumerate()
-        .map(|(d, &n)| if d == ax { picked.clone() } else { (0..n).collect() })
-        .collect();
+        .map(|(d, &n)| {
+            if d == ax {
+                Ok(picked.clone())
+            } else {
+                try_collect(n, 0..n)
+            }
+        })
+        .collect::<Result<Vec<Vec<usize>>, _>>()?;
     take_axes(x, &maps).map(Out::Tensor)
 }
 
