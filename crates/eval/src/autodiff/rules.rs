@@ -1146,6 +1146,20 @@ fn einsum_rule(
             pos.extend(eyes);
             g = o(Op::Einsum, &pos)?;
         }
+        // A label of size 1 in this operand and n in another broadcasts (as
+        // in NumPy): the gradient then has n there and is summed back; with
+        // the sizes the other way round it has 1 and is broadcast out.
+        let gs = shape(&g);
+        let mut g = g;
+        if gs.len() == target.len() && gs != target {
+            let summed: Vec<usize> = (0..gs.len()).filter(|&a| target[a] == 1 && gs[a] != 1).collect();
+            if !summed.is_empty() {
+                g = o(Op::Sum, &[g, ints(&summed), Value::Bool(true)])?;
+            }
+            if shape(&g) != target {
+                g = o(Op::BroadcastTo, &[g, ints(&target)])?;
+            }
+        }
         c.push((s, g));
     }
     Ok(())
