@@ -94,6 +94,33 @@ fn allocation_failures_are_located_errors_and_keep_output() {
     }
 }
 
+/// A Str doubled 34 times, and an endless device read as text, stop at the
+/// 512 MiB a Str can hold, long before memory runs out.
+#[test]
+fn str_growth_stops_at_the_str_limit() {
+    let cases = [
+        (
+            "var s = \"abc\"\nprint(1)\nfor _ in range(34) { s += s }\n",
+            "p.tw:3:22 ]",
+        ),
+        (
+            "var s = \"abc\"\nprint(1)\nfor _ in range(34) { s = s + s }\n",
+            "p.tw:3:26 ]",
+        ),
+        ("print(1)\nlet s = read_text(\"/dev/zero\")\n", "p.tw:2:9 ]"),
+    ];
+    for (i, (src, at)) in cases.iter().enumerate() {
+        let (code, out, err) = run_limited(&format!("str{i}"), src);
+        assert_eq!(code, Some(1), "{src}: {err}");
+        assert_eq!(out, "1\n", "{src}: the output before the error is kept");
+        assert!(
+            err.contains("536870912 bytes (512 MiB) a Str can hold"),
+            "{src}: {err}"
+        );
+        assert!(err.contains(at), "{src}: not located at the growth: {err}");
+    }
+}
+
 #[test]
 fn ctrl_c_flushes_the_output_and_exits_130() {
     let dir = scratch("sigint");

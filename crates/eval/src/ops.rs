@@ -249,9 +249,16 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
     .into())
 }
 
-/// Room for `total` bytes in `s`: a Str too long for memory is an error at
-/// the operation that makes it, never an abort.
+/// Room for `total` bytes in `s`: a Str longer than
+/// [`twill_host::STR_MAX_BYTES`], or too long for memory, is an error at the
+/// operation that makes it, never an abort.
 pub(crate) fn reserve_str(s: &mut String, total: usize) -> Result<(), Failure> {
+    if total > twill_host::STR_MAX_BYTES {
+        return Err(Failure::from(format!(
+            "a Str of {total} bytes is longer than the {} bytes (512 MiB) a Str can hold",
+            twill_host::STR_MAX_BYTES
+        )));
+    }
     let more = total.saturating_sub(s.len());
     s.try_reserve(more)
         .map_err(|_| Failure::from(format!("cannot allocate {total} bytes for a Str: out of memory")))

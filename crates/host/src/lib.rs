@@ -27,6 +27,13 @@ use std::rc::Rc;
 
 mod atomic;
 
+/// The most bytes one Str may hold: 512 MiB, the limit JavaScript's V8
+/// engine puts on a string. Every operation that builds a Str checks it
+/// before it allocates, so a Str doubled in a loop is an error after a
+/// fraction of a second instead of after minutes of paging; bulk data
+/// belongs in tensors (`read_csv`, `load_npy`), which have no such limit.
+pub const STR_MAX_BYTES: usize = 1 << 29;
+
 /// What a running program, and the session around it, may do outside.
 pub trait Host {
     /// The whole content of the file at `path`.
@@ -34,10 +41,13 @@ pub trait Host {
 
     /// The file at `path` as UTF-8 text; invalid UTF-8 is an
     /// `InvalidData` error worded as the standard library words it.
+    /// A file longer than [`STR_MAX_BYTES`] is a `FileTooLarge` error.
     fn read_text(&mut self, path: &str) -> io::Result<String> {
         let bytes = self.read_file(path)?;
-        String::from_utf8(bytes)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+        if bytes.len() > STR_MAX_BYTES {
+            return Err(too_long_for_str());
+        }
+        text(bytes)
     }
 
     /// Replaces the file at `path` with `bytes` so that a crash never
@@ -73,11 +83,27 @@ pub struct RealHost {
     start: std::time::Instant,
 }
 
+/// The error for text longer than a Str may be.
+fn too_long_for_str() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("it is longer than the {STR_MAX_BYTES} bytes (512 MiB) a Str can hold"),
+    )
+}
+
+/// `bytes` as text, or an `InvalidData` error worded as the standard
+/// library words it.
+fn text(bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+}
+
 /// Everything `source` yields, in a buffer that grows fallibly (room for
 /// `hint` bytes, the file's size, first): a file larger than memory, or an
 /// endless device such as `/dev/zero`, is an `OutOfMemory` error naming the
-/// size, never an abort.
-fn read_all(mut source: impl io::Read, hint: u64) -> io::Result<Vec<u8>> {
+/// size, never an abort. More than `limit` bytes is a `FileTooLarge` error,
+/// found before they are all read.
+fn read_all(mut source: impl io::Read, hint: u64, limit: usize) -> io::Result<Vec<u8>> {
     let oom = |n: usize| {
         io::Error::new(
             io::ErrorKind::OutOfMemory,
@@ -86,6 +112,9 @@ fn read_all(mut source: impl io::Read, hint: u64) -> io::Result<Vec<u8>> {
     };
     let mut bytes: Vec<u8> = Vec::new();
     let first = usize::try_from(hint).unwrap_or(usize::MAX);
+    if first > limit {
+        return Err(too_long_for_str());
+    }
     bytes.try_reserve_exact(first).map_err(|_| oom(first))?;
     let mut chunk = vec![0u8; 1 << 16];
     loop {
@@ -95,6 +124,9 @@ fn read_all(mut source: impl io::Read, hint: u64) -> io::Result<Vec<u8>> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        if bytes.len().saturating_add(n) > limit {
+            return Err(too_long_for_str());
+        }
         bytes
             .try_reserve(n)
             .map_err(|_| oom(bytes.len().saturating_add(n)))?;
@@ -141,7 +173,15 @@ impl Host for RealHost {
     fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>> {
         let file = std::fs::File::open(path).map_err(atomic::user_facing)?;
         let hint = file.metadata().map_or(0, |m| m.len());
-        read_all(file, hint).map_err(atomic::user_facing)
+        read_all(file, hint, usize::MAX).map_err(atomic::user_facing)
+    }
+
+    /// As the trait's, but a long file or an endless device stops being
+    /// read as soon as it passes the limit.
+    fn read_text(&mut self, path: &str) -> io::Result<String> {
+        let file = std::fs::File::open(path).map_err(atomic::user_facing)?;
+        let hint = file.metadata().map_or(0, |m| m.len());
+        text(read_all(file, hint, STR_MAX_BYTES).map_err(atomic::user_facing)?)
     }
 
     /// Per spec §9, by way of the `atomic` module: a regular file (a symbolic
@@ -160,7 +200,7 @@ impl Host for RealHost {
     }
 
     fn read_stdin(&mut self) -> io::Result<Vec<u8>> {
-        read_all(io::stdin(), 0)
+        read_all(io::stdin(), 0, usize::MAX)
     }
 
     fn stdout(&mut self) -> &mut dyn Write {
