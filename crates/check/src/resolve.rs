@@ -7,11 +7,12 @@
 //! Invariant: `check` never evaluates anything, and a program it accepts
 //! has no unresolved name.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use twill_syntax::ast::{self, BinOp, ExprKind as A, StmtKind};
-use twill_syntax::{Diagnostic, Span};
+use twill_syntax::{Diagnostic, Severity, Span};
 use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
@@ -141,10 +142,23 @@ enum Found {
     SelfFn(Ty),
 }
 
+/// Most errors, and separately most warnings, one check shows; the rest
+/// are counted in a closing diagnostic (nobody reads the hundred-and-first,
+/// and a generated program can have a million).
+const MAX_SHOWN: usize = 100;
+
 struct Pass<'a> {
     ck: &'a mut Checker,
     fns: Vec<FnCtx>,
     diags: Vec<Diagnostic>,
+    /// Every problem reported so far (its message by hash), to report each
+    /// once in constant time.
+    reported: HashSet<(Severity, Span, u64)>,
+    /// Errors and warnings kept in `diags`, by kind.
+    shown: [usize; 2],
+    /// Errors and warnings past [`MAX_SHOWN`] of their kind: how many, and
+    /// where the first was.
+    hidden: [(usize, Span); 2],
     depth: u32,
     /// How an expression's dtype arose ("f16 + bf16 promotes to f32"), by
     /// span, for notes on annotation errors.
@@ -176,6 +190,9 @@ impl Checker {
             ck: self,
             fns: vec![FnCtx::new()],
             diags: Vec::new(),
+            reported: HashSet::new(),
+            shown: [0; 2],
+            hidden: [(0, Span::default()); 2],
             depth: 0,
             why: HashMap::new(),
             why_by_name: HashMap::new(),
@@ -184,6 +201,7 @@ impl Checker {
             types: Vec::new(),
         };
         let module = pass.program(program);
+        pass.summarise_hidden();
         let (diagnostics, types) = (pass.diags, pass.types);
         if diagnostics.iter().any(|d| d.is_error()) {
             *self = saved;
@@ -383,12 +401,41 @@ impl Pass<'_> {
     fn err(&mut self, d: Diagnostic) {
         // A function's annotations are read when its name is declared and
         // again when its body is checked: report each problem once.
-        let seen = self
-            .diags
-            .iter()
-            .any(|e| e.severity == d.severity && e.span == d.span && e.message == d.message);
-        if !seen {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        d.message.hash(&mut h);
+        if !self.reported.insert((d.severity, d.span, h.finish())) {
+            return;
+        }
+        let kind = usize::from(d.severity == Severity::Warning);
+        if self.shown[kind] < MAX_SHOWN {
+            self.shown[kind] += 1;
             self.diags.push(d);
+            return;
+        }
+        let hidden = &mut self.hidden[kind];
+        if hidden.0 == 0 {
+            hidden.1 = d.span;
+        }
+        hidden.0 += 1;
+    }
+
+    /// One closing diagnostic for each kind that had more than
+    /// [`MAX_SHOWN`], at the first one not shown.
+    fn summarise_hidden(&mut self) {
+        let [(errors, at_error), (warnings, at_warning)] = self.hidden;
+        if errors > 0 {
+            self.diags.push(
+                Diagnostic::error(at_error, format!("{errors} more errors not shown"))
+                    .with_label("the first of them")
+                    .with_note(format!("a check shows at most {MAX_SHOWN} errors")),
+            );
+        }
+        if warnings > 0 {
+            self.diags.push(
+                Diagnostic::warning(at_warning, format!("{warnings} more warnings not shown"))
+                    .with_label("the first of them")
+                    .with_note(format!("a check shows at most {MAX_SHOWN} warnings")),
+            );
         }
     }
 
