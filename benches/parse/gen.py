@@ -4,6 +4,7 @@ hostile nesting and error floods, and 12 MB sources of several shapes.
     python3 benches/parse/gen.py DIR
     /usr/bin/time -v target/release/twill check DIR/NAME.tw
 """
+import glob
 import os
 import sys
 
@@ -58,6 +59,28 @@ let r_{i} = [1.0, 2.5, -3.0].sum() * 2.0 + float(collatz_steps_{i}(27))
     block = "if true { " * 500 + "1" + " }" * 500 + "\n"
     write(p("deep12m.tw"), block * (N // len(block) + 1))
     write(p("list12m.tw"), "let a = [" + "1.5, " * (N // 5) + "2.0]\nprint(a.sum())\n")
+    # A warning on every line: the checker's cap on what it shows.
+    write(p("warnings12m.tw"), "{ let a = 1 }\n" * (N // 14))
+
+    # Real programs: the goldens' and examples' own (those without
+    # imports or structs), repeated to 12 MB, at top level and each
+    # wrapped in a function of its own.
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    files = sorted(glob.glob(os.path.join(root, "testdata", "*", "ok", "*.tw")))
+    files += sorted(glob.glob(os.path.join(root, "examples", "*.tw")))
+    srcs = [t for t in (open(f).read() for f in files) if "import" not in t and "struct" not in t]
+    body = "".join(srcs)
+    top = (body * (N // len(body) + 1))[:N]
+    write(p("golden_top12m.tw"), top.rsplit("\n", 1)[0] + "\n")
+    parts, size, i = [], 0, 0
+    while size < N:
+        t = srcs[i % len(srcs)]
+        indented = "\n".join("    " + line for line in t.split("\n"))
+        s = f"fn prog_{i}() {{\n{indented}\n}}\n"
+        parts.append(s)
+        size += len(s)
+        i += 1
+    write(p("golden_fns12m.tw"), "".join(parts))
 
 
 if __name__ == "__main__":

@@ -35,10 +35,43 @@ pub enum Capture {
     SelfFn,
 }
 
+/// An expression: 48 bytes, as the syntax tree's (kinds whose fields would
+/// make [`ExprKind`] larger than 32 bytes keep them behind a box; a test
+/// holds the sizes), so a long program's HIR stays small.
 #[derive(Debug)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+}
+
+/// `receiver.method(args)`, resolved.
+#[derive(Debug)]
+pub struct MethodCall {
+    pub receiver: Expr,
+    pub method: MethodRef,
+    /// The name as a symbol, for a struct field holding a function.
+    pub sym: Sym,
+    pub args: Args,
+}
+
+/// A method that mutates its receiver in place (`a.push(v)` on a `var`).
+#[derive(Debug)]
+pub struct MutMethod {
+    pub root: Var,
+    pub path: Vec<PathElem>,
+    pub method: HostMethod,
+    pub args: Box<[Expr]>,
+}
+
+/// `root.path… op= value`.
+#[derive(Debug)]
+pub struct Assign {
+    pub root: Var,
+    pub path: Vec<PathElem>,
+    pub op: Option<BinOp>,
+    pub value: Expr,
+    pub span: Span,
+    pub check: Option<RtType>,
 }
 
 /// Call arguments bound to parameter slots by the checker: each argument
@@ -47,7 +80,7 @@ pub struct Expr {
 /// time. A method's receiver is slot 0 and its arguments start at 1.
 #[derive(Debug, Default)]
 pub struct Args {
-    pub items: Vec<(u32, Expr)>,
+    pub items: Box<[(u32, Expr)]>,
     /// The number of slots (parameters, or arguments when there are more).
     pub slots: u32,
 }
@@ -77,9 +110,9 @@ impl Member {
 pub enum IndexItem {
     Single(Expr),
     Slice {
-        start: Option<Expr>,
-        stop: Option<Expr>,
-        step: Option<Expr>,
+        start: Option<Box<Expr>>,
+        stop: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
     },
 }
 
@@ -126,25 +159,14 @@ pub enum ExprKind {
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     /// A call of the function held in a global slot (named top-level functions).
-    CallGlobal(u32, Vec<Expr>),
-    Call(Box<Expr>, Vec<Expr>),
+    CallGlobal(u32, Box<[Expr]>),
+    Call(Box<Expr>, Box<[Expr]>),
     Builtin(Builtin, Args),
-    Method {
-        receiver: Box<Expr>,
-        method: MethodRef,
-        /// The name as a symbol, for a struct field holding a function.
-        sym: Sym,
-        args: Args,
-    },
+    Method(Box<MethodCall>),
     /// A method that mutates its receiver in place (`a.push(v)` on a `var`).
-    MutMethod {
-        root: Var,
-        path: Vec<PathElem>,
-        method: HostMethod,
-        args: Vec<Expr>,
-    },
+    MutMethod(Box<MutMethod>),
     Field(Box<Expr>, Member),
-    Index(Box<Expr>, Vec<IndexItem>),
+    Index(Box<Expr>, Box<[IndexItem]>),
     Try(Box<Expr>),
     If(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
     While(Box<Expr>, Box<Expr>),
@@ -153,15 +175,15 @@ pub enum ExprKind {
         iter: Box<Expr>,
         body: Box<Expr>,
     },
-    Match(Box<Expr>, Vec<MatchArm>),
+    Match(Box<Expr>, Box<[MatchArm]>),
     Block(Vec<Stmt>),
     Closure {
         func: Rc<Function>,
-        captures: Vec<Capture>,
+        captures: Box<[Capture]>,
     },
     StructLit {
         def: Rc<StructDef>,
-        fields: Vec<Expr>,
+        fields: Box<[Expr]>,
     },
     /// The checker's claim that the expression is a tensor of this dtype,
     /// verified when the program runs (only when cross-checking).
@@ -184,16 +206,9 @@ pub enum Stmt {
     Let {
         var: Var,
         value: Expr,
-        check: Option<RtType>,
+        check: Option<Box<RtType>>,
     },
-    Assign {
-        root: Var,
-        path: Vec<PathElem>,
-        op: Option<BinOp>,
-        value: Expr,
-        span: Span,
-        check: Option<RtType>,
-    },
+    Assign(Box<Assign>),
     Return(Option<Expr>, Span),
     Break,
     Continue,
@@ -225,4 +240,19 @@ pub struct Module {
     pub ends_with_expr: bool,
     /// Every symbol interned so far, indexed by [`Sym`], for messages.
     pub symbols: Vec<Rc<str>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The node sizes a long program's memory rests on (see [`Expr`]).
+    #[test]
+    fn node_sizes() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<ExprKind>(), 32);
+        assert_eq!(size_of::<Expr>(), 48);
+        assert!(size_of::<Stmt>() <= 72, "{}", size_of::<Stmt>());
+        assert!(size_of::<IndexItem>() <= 48, "{}", size_of::<IndexItem>());
+    }
 }

@@ -84,7 +84,10 @@ fn bind_slots(raw: Vec<RawArg>, first: u32, index: impl Fn(&str) -> Option<usize
             items.push((slot, a.expr));
         }
     }
-    hir::Args { items, slots }
+    hir::Args {
+        items: items.into(),
+        slots,
+    }
 }
 
 pub struct CheckOutput {
@@ -902,7 +905,11 @@ impl Pass<'_> {
                 }
                 self.binding_span = name.span;
                 let var = self.declare(&name.name, *mutable, bind_ty);
-                out.push(hir::Stmt::Let { var, value: v, check });
+                out.push(hir::Stmt::Let {
+                    var,
+                    value: v,
+                    check: check.map(Box::new),
+                });
                 Ty::Unit
             }
             StmtKind::Assign { target, op, value } => {
@@ -1015,14 +1022,14 @@ impl Pass<'_> {
                 check = Some(RtType::from_ty(&root_ty));
             }
         }
-        out.push(hir::Stmt::Assign {
+        out.push(hir::Stmt::Assign(Box::new(hir::Assign {
             root,
             path,
             op,
             value: v,
             span,
             check,
-        });
+        })));
     }
 
     /// Resolves an assignment target: a mutable variable followed by any
@@ -1107,7 +1114,7 @@ impl Pass<'_> {
         (
             H::Closure {
                 func,
-                captures: ctx_captures,
+                captures: ctx_captures.into(),
             },
             fty,
         )
@@ -1215,52 +1222,46 @@ impl Pass<'_> {
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
             A::Name(n) => self.name(n, span),
             A::List(items) => {
+                // One pass, keeping only what decides the type (a 12 MB
+                // list literal holds no per-element types): the leaves,
+                // through nested list literals, decide between a tensor and
+                // an Arr, mirroring the evaluator's rule; a tensor-valued
+                // variable is not a leaf.
                 let mut hs = Vec::with_capacity(items.len());
-                let mut tys = Vec::with_capacity(items.len());
+                let mut dtypes: Option<Vec<Option<DType>>> = Some(Vec::new());
+                let (mut all_numbers, mut all_bools, mut some_non_leaf) = (true, true, false);
+                let mut joined: Option<Ty> = None;
                 for it in items {
+                    let nested = matches!(it.kind, A::List(_));
                     let (h, t) = self.expr(it);
                     hs.push(h);
-                    tys.push(t);
+                    match (&mut dtypes, &t) {
+                        (Some(ds), Ty::Tensor(d)) => ds.push(*d),
+                        _ => dtypes = None,
+                    }
+                    if nested {
+                        all_numbers &= t == Ty::Tensor(Some(DType::F64));
+                        all_bools &= t == Ty::Tensor(Some(DType::Bool));
+                        some_non_leaf |= matches!(t, Ty::Arr(_));
+                    } else {
+                        all_numbers &= matches!(t, Ty::Int | Ty::F64);
+                        all_bools &= t == Ty::Bool;
+                        some_non_leaf |= t.is_known() && !matches!(t, Ty::Int | Ty::F64 | Ty::Bool);
+                    }
+                    joined = Some(match joined {
+                        None => t,
+                        Some(acc) => join(acc, &t),
+                    });
                 }
-                if !tys.is_empty() && tys.iter().all(|t| matches!(t, Ty::Tensor(_))) {
-                    let ds = tys
-                        .iter()
-                        .map(|t| if let Ty::Tensor(d) = t { *d } else { None })
-                        .collect();
+                if let Some(ds) = dtypes.filter(|ds| !ds.is_empty()) {
                     self.list_dtypes.insert((span.start, span.end), ds);
                 }
-                // Mirrors the evaluator's rule: the leaves, through nested
-                // list literals, decide between a tensor and an Arr; a
-                // tensor-valued variable is not a leaf.
-                let nested = |k: usize| matches!(items[k].kind, A::List(_));
-                let is = |k: usize, t: &Ty, leaf: &dyn Fn(&Ty) -> bool, lit: DType| {
-                    if nested(k) {
-                        *t == Ty::Tensor(Some(lit))
-                    } else {
-                        leaf(t)
-                    }
-                };
-                let all_numbers =
-                    (0..tys.len()).all(|k| is(k, &tys[k], &|t| matches!(t, Ty::Int | Ty::F64), DType::F64));
-                let all_bools = (0..tys.len()).all(|k| is(k, &tys[k], &|t| *t == Ty::Bool, DType::Bool));
-                let some_non_leaf = (0..tys.len()).any(|k| {
-                    if nested(k) {
-                        matches!(tys[k], Ty::Arr(_))
-                    } else {
-                        tys[k].is_known() && !matches!(tys[k], Ty::Int | Ty::F64 | Ty::Bool)
-                    }
-                });
-                let ty = if tys.is_empty() {
-                    Ty::Arr(Box::new(Ty::Unknown))
-                } else if all_numbers {
-                    Ty::Tensor(Some(DType::F64))
-                } else if all_bools {
-                    Ty::Tensor(Some(DType::Bool))
-                } else if some_non_leaf {
-                    let first = tys[0].clone();
-                    Ty::Arr(Box::new(tys.iter().skip(1).fold(first, join)))
-                } else {
-                    Ty::Unknown
+                let ty = match joined {
+                    None => Ty::Arr(Box::new(Ty::Unknown)),
+                    Some(_) if all_numbers => Ty::Tensor(Some(DType::F64)),
+                    Some(_) if all_bools => Ty::Tensor(Some(DType::Bool)),
+                    Some(j) if some_non_leaf => Ty::Arr(Box::new(j)),
+                    Some(_) => Ty::Unknown,
                 };
                 (H::List(hs), ty)
             }
@@ -1310,11 +1311,7 @@ impl Pass<'_> {
                 (H::Binary(*op, Box::new(ha), Box::new(hb)), ty)
             }
             A::Call { callee, args } => self.call(callee, args, span),
-            A::MethodCall {
-                receiver,
-                method,
-                args,
-            } => self.method(receiver, method, args),
+            A::MethodCall(m) => self.method(&m.receiver, &m.method, &m.args),
             A::Field { base, name } => {
                 let (h, t) = self.expr(base);
                 let ty = self.field_type(&t, name);
@@ -1356,7 +1353,7 @@ impl Pass<'_> {
                         Ty::Unknown
                     }
                 };
-                (H::Index(Box::new(h), hitems), ty)
+                (H::Index(Box::new(h), hitems.into()), ty)
             }
             A::Try(inner) => {
                 let (h, t) = self.expr(inner);
@@ -1491,7 +1488,7 @@ impl Pass<'_> {
                     });
                     harms.push(hir::MatchArm { pattern, body });
                 }
-                (H::Match(Box::new(sh), harms), ty.unwrap_or(Ty::Unit))
+                (H::Match(Box::new(sh), harms.into()), ty.unwrap_or(Ty::Unit))
             }
             A::Block(b) => {
                 let (stmts, ty) = self.block(b);
@@ -1787,9 +1784,9 @@ impl Pass<'_> {
             .map(|it| match it {
                 ast::IndexItem::Single(e) => hir::IndexItem::Single(self.expr(e).0),
                 ast::IndexItem::Slice { start, stop, step } => hir::IndexItem::Slice {
-                    start: start.as_ref().map(|e| self.expr(e).0),
-                    stop: stop.as_ref().map(|e| self.expr(e).0),
-                    step: step.as_ref().map(|e| self.expr(e).0),
+                    start: start.as_ref().map(|e| Box::new(self.expr(e).0)),
+                    stop: stop.as_ref().map(|e| Box::new(self.expr(e).0)),
+                    step: step.as_ref().map(|e| Box::new(self.expr(e).0)),
                 },
             })
             .collect()
@@ -1896,10 +1893,11 @@ impl Pass<'_> {
                     }
                     let ret = self.call_result(&ty, &tys, span, n);
                     return match var {
-                        Var::Global(slot) => (H::CallGlobal(slot, hargs), ret),
-                        v @ (Var::Local(_) | Var::Capture(_)) => {
-                            (H::Call(Box::new(expr(H::Load(v), callee.span)), hargs), ret)
-                        }
+                        Var::Global(slot) => (H::CallGlobal(slot, hargs.into()), ret),
+                        v @ (Var::Local(_) | Var::Capture(_)) => (
+                            H::Call(Box::new(expr(H::Load(v), callee.span)), hargs.into()),
+                            ret,
+                        ),
                     };
                 }
                 Some(Found::SelfFn(ty)) => {
@@ -1910,7 +1908,7 @@ impl Pass<'_> {
                         }
                     }
                     let ret = self.call_result(&ty, &tys, span, n);
-                    return (H::Call(Box::new(expr(H::SelfFn, callee.span)), hargs), ret);
+                    return (H::Call(Box::new(expr(H::SelfFn, callee.span)), hargs.into()), ret);
                 }
                 None => {}
             }
@@ -2025,7 +2023,7 @@ impl Pass<'_> {
         let (ch, cty) = self.expr(callee);
         let (hargs, tys) = self.positional_only(args, "a function value");
         let ret = self.call_result(&cty, &tys, span, "this value");
-        (H::Call(Box::new(ch), hargs), ret)
+        (H::Call(Box::new(ch), hargs.into()), ret)
     }
 
     /// Keyword arguments of a tensor operation must name one of its
@@ -2135,12 +2133,12 @@ impl Pass<'_> {
                     let (hargs, _) = self.positional_only(args, &format!("`{name}`"));
                     let ty = host_method_type(&rt.0, mref);
                     return (
-                        H::MutMethod {
+                        H::MutMethod(Box::new(hir::MutMethod {
                             root,
                             path,
                             method: host,
-                            args: hargs,
-                        },
+                            args: hargs.into(),
+                        })),
                         ty,
                     );
                 }
@@ -2215,12 +2213,12 @@ impl Pass<'_> {
         };
         let sym = self.ck.intern(name);
         (
-            H::Method {
-                receiver: Box::new(rh),
+            H::Method(Box::new(hir::MethodCall {
+                receiver: rh,
                 method: mref,
                 sym,
                 args: hargs,
-            },
+            })),
             ty,
         )
     }

@@ -333,22 +333,12 @@ impl Interp {
                 let slots = self.eval_slots(args, f)?;
                 builtins::call_builtin(self, *b, slots, ArgSpans(args), e.span)
             }
-            H::Method {
-                receiver,
-                method,
-                sym,
-                args,
-            } => {
-                let r = self.eval(receiver, f)?;
-                let slots = self.eval_slots(args, f)?;
-                builtins::call_method(self, r, *method, *sym, slots, ArgSpans(args), e.span)
+            H::Method(m) => {
+                let r = self.eval(&m.receiver, f)?;
+                let slots = self.eval_slots(&m.args, f)?;
+                builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)
             }
-            H::MutMethod {
-                root,
-                path,
-                method,
-                args,
-            } => self.mut_method(*root, path, *method, args, f, e.span),
+            H::MutMethod(m) => self.mut_method(m.root, &m.path, m.method, &m.args, f, e.span),
             H::Field(base, member) => {
                 let b = self.eval(base, f)?;
                 builtins::field(self, &b, *member, e.span)
@@ -467,14 +457,14 @@ impl Interp {
                         *p = v;
                     }
                 }
-                Stmt::Assign {
-                    root,
-                    path,
-                    op,
-                    value,
-                    span,
-                    check: None,
-                } if path.is_empty() => {
+                Stmt::Assign(a) if a.path.is_empty() && a.check.is_none() => {
+                    let hir::Assign {
+                        root,
+                        op,
+                        value,
+                        span,
+                        ..
+                    } = &**a;
                     let mut v = self.operand(value, f)?;
                     // `s += t` on a Str appends in place when the string is
                     // not shared (copy on write otherwise), so a loop that
@@ -502,14 +492,9 @@ impl Interp {
                         *p = v;
                     }
                 }
-                Stmt::Assign {
-                    root,
-                    path,
-                    op,
-                    value,
-                    span,
-                    check,
-                } => self.assign(*root, path, *op, value, *span, check.as_ref(), f)?,
+                Stmt::Assign(a) => {
+                    self.assign(a.root, &a.path, a.op, &a.value, a.span, a.check.as_ref(), f)?
+                }
                 Stmt::Return(e, _) => {
                     let v = match e {
                         Some(e) => self.eval(e, f)?,
@@ -756,7 +741,7 @@ impl Interp {
             keys.push(match it {
                 hir::IndexItem::Single(e) => IndexKey::Single(self.eval(e, f)?, e.span),
                 hir::IndexItem::Slice { start, stop, step } => {
-                    let mut one = |e: &Option<hir::Expr>| -> R<Option<(Value, Span)>> {
+                    let mut one = |e: &Option<Box<hir::Expr>>| -> R<Option<(Value, Span)>> {
                         match e {
                             Some(e) => Ok(Some((self.eval(e, f)?, e.span))),
                             None => Ok(None),

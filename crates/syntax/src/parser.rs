@@ -222,17 +222,17 @@ pub(crate) fn call(callee: Expr, args: Vec<crate::ast::Arg>, span: Span) -> Expr
     // Any other callee is an expression that evaluates to a function.
     #[allow(clippy::wildcard_enum_match_arm)]
     let kind = match callee.kind {
-        ExprKind::Field { base, name } => ExprKind::MethodCall {
-            receiver: base,
-            method: name,
+        ExprKind::Field { base, name } => ExprKind::MethodCall(Box::new(crate::ast::MethodCall {
+            receiver: *base,
+            method: *name,
             args,
-        },
+        })),
         kind => ExprKind::Call {
             callee: Box::new(Expr {
                 kind,
                 span: callee.span,
             }),
-            args,
+            args: args.into_boxed_slice(),
         },
     };
     Expr { kind, span }
