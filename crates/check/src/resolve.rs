@@ -25,7 +25,7 @@ use crate::types::{RtType, Ty, TypeName};
 
 /// Deepest expression nesting the checker follows before giving up with an
 /// error instead of exhausting the stack.
-const MAX_NESTING: u32 = 20_000;
+const MAX_NESTING: u32 = twill_syntax::ast::MAX_EXPR_DEPTH;
 
 #[derive(Clone, Debug)]
 struct GlobalInfo {
@@ -50,6 +50,10 @@ pub struct Checker {
     /// editors and tests); off by default, since a long program would pay
     /// tens of bytes per expression for a table nobody reads.
     pub record_types: bool,
+    /// Drop each top-level statement's HIR once it is checked, and return
+    /// a module with an empty body (`twill check`, which runs nothing, so
+    /// holds one statement's HIR at a time).
+    pub discard_hir: bool,
     globals: HashMap<String, GlobalInfo>,
     structs: HashMap<String, (Rc<hir::StructDef>, Vec<Ty>)>,
     num_globals: u32,
@@ -457,7 +461,8 @@ impl Pass<'_> {
     fn program(&mut self, program: ast::Program) -> hir::Module {
         self.predeclare(&program.stmts);
         let mut hoisted = Vec::new();
-        let mut stmts = Vec::with_capacity(program.stmts.len());
+        let keep = !self.ck.discard_hir;
+        let mut stmts = Vec::with_capacity(if keep { program.stmts.len() } else { 1 });
         // Popped from a reversed copy, the statements are freed as they go,
         // and so is the vector that held them, shrunk as it empties.
         let mut rest = program.stmts;
@@ -469,13 +474,16 @@ impl Pass<'_> {
             if let StmtKind::Fn(decl) = &s.kind {
                 if let Some(name) = &decl.name {
                     let func = self.function(decl, None);
-                    if let Some(g) = self.ck.globals.get(&name.name) {
+                    if let Some(g) = self.ck.globals.get(&name.name).filter(|_| keep) {
                         hoisted.push((g.slot, Rc::new(func)));
                     }
                     continue;
                 }
             }
             self.stmt(&s, &mut stmts);
+            if !keep {
+                stmts.clear();
+            }
         }
         let ends_with_expr = matches!(stmts.last(), Some(hir::Stmt::Expr(_)));
         let main = &self.fns[0];

@@ -140,3 +140,22 @@ fn a_long_repl_entry_is_read_in_linear_time() {
     let o = twill_raw(&["repl"], ":type [1,\nprint(2)\n");
     assert_eq!(String::from_utf8_lossy(&o.stdout), "2\n", "{}", stderr(&o));
 }
+
+/// A 12 MB chain of 3 million `+` is refused as the parser builds it (the
+/// tree never exceeds the 20,000-level limit, so memory stays small): one
+/// error at the chain, and a chain just under the limit is accepted.
+#[test]
+fn a_chain_deeper_than_the_expression_limit_is_refused_while_parsing() {
+    let src = format!("let x = {}1\nprint(x)\n", "1 + ".repeat(3_000_000));
+    let o = twill(&["check"], &src);
+    assert_small_static_error(&o, "<stdin>:1:9", "expression nested too deeply");
+    assert_eq!(stderr(&o).matches("error:").count(), 1, "{}", stderr(&o));
+    // 19,998 `+` make a tree 19,999 deep, inside a `let`'s value.
+    let src = format!("let x = {}1\nprint(x)\n", "1 + ".repeat(19_998));
+    let o = twill(&["run"], &src);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "19999\n");
+    let src = format!("let x = {}1\n", "- ".repeat(25_000));
+    let o = twill(&["check"], &src);
+    assert_small_static_error(&o, "<stdin>:1:", "expression nested too deeply");
+}

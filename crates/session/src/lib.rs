@@ -247,7 +247,10 @@ impl Session {
                 return Status::Static;
             }
         };
+        // `check` runs nothing, so it keeps no HIR.
+        self.checker.discard_hir = mode == Mode::Check;
         let checked = self.check(file);
+        self.checker.discard_hir = false;
         if !checked.diagnostics.is_empty() {
             reporter.diagnostics(&self.sources, &checked.diagnostics);
         }

@@ -161,6 +161,100 @@ impl BinOp {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+    /// How deeply it nests: 1 for a leaf, else one more than its deepest
+    /// sub-expression (through blocks and function bodies too). The parser
+    /// refuses a tree deeper than [`MAX_EXPR_DEPTH`] as it builds it, so a
+    /// 12 MB chain `1 + 1 + …` never becomes 3 million nodes.
+    pub depth: u32,
+}
+
+/// Deepest expression nesting a program may have (language.md §15).
+pub const MAX_EXPR_DEPTH: u32 = 20_000;
+
+impl Expr {
+    /// A node over `kind`, its depth computed from its children's.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let depth = kind.children_depth().saturating_add(1);
+        Expr { kind, span, depth }
+    }
+
+    /// An expression that failed to parse.
+    pub fn error(span: Span) -> Expr {
+        Expr::new(ExprKind::Error, span)
+    }
+}
+
+impl ExprKind {
+    /// The depth of the deepest direct sub-expression (0 for a leaf).
+    fn children_depth(&self) -> u32 {
+        let of = |e: &Expr| e.depth;
+        let args = |a: &[Arg]| a.iter().map(|a| a.value.depth).max().unwrap_or(0);
+        match self {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Name(_)
+            | ExprKind::Error => 0,
+            ExprKind::List(items) => items.iter().map(of).max().unwrap_or(0),
+            ExprKind::Neg(a) | ExprKind::Not(a) | ExprKind::Try(a) => a.depth,
+            ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => a.depth.max(b.depth),
+            ExprKind::Call { callee, args: a } => callee.depth.max(args(a)),
+            ExprKind::MethodCall(m) => m.receiver.depth.max(args(&m.args)),
+            ExprKind::Field { base, .. } => base.depth,
+            ExprKind::Index { base, items } => items
+                .iter()
+                .map(|it| match it {
+                    IndexItem::Single(e) => e.depth,
+                    IndexItem::Slice { start, stop, step } => [start, stop, step]
+                        .iter()
+                        .filter_map(|b| b.as_deref().map(of))
+                        .max()
+                        .unwrap_or(0),
+                })
+                .fold(base.depth, u32::max),
+            ExprKind::If {
+                cond,
+                then,
+                otherwise,
+            } => cond
+                .depth
+                .max(then.depth())
+                .max(otherwise.as_deref().map_or(0, of)),
+            ExprKind::While { cond, body } => cond.depth.max(body.depth()),
+            ExprKind::For { iter, body, .. } => iter.depth.max(body.depth()),
+            ExprKind::Match { scrutinee, arms } => {
+                arms.iter().map(|a| a.body.depth).fold(scrutinee.depth, u32::max)
+            }
+            ExprKind::Block(b) => b.depth(),
+            ExprKind::Lambda(f) => f.body.depth(),
+            ExprKind::StructLit { fields, .. } => fields.iter().map(|(_, e)| e.depth).max().unwrap_or(0),
+        }
+    }
+}
+
+impl Block {
+    /// The depth of its deepest statement's expressions.
+    pub fn depth(&self) -> u32 {
+        self.stmts.iter().map(Stmt::depth).max().unwrap_or(0)
+    }
+}
+
+impl Stmt {
+    /// The depth of its deepest expression.
+    pub fn depth(&self) -> u32 {
+        match &self.kind {
+            StmtKind::Let { value, .. } | StmtKind::Expr(value) => value.depth,
+            StmtKind::Assign { target, value, .. } => target.depth.max(value.depth),
+            StmtKind::Fn(f) => f.body.depth(),
+            StmtKind::Return(e) => e.as_ref().map_or(0, |e| e.depth),
+            StmtKind::Struct(_)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Import(_)
+            | StmtKind::Error => 0,
+        }
+    }
 }
 
 /// `receiver.method(args)`.

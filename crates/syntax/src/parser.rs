@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use lalrpop_util::{ErrorRecovery, ParseError};
 
-use crate::ast::{Expr, ExprKind, Program};
+use crate::ast::{Expr, ExprKind, Program, MAX_EXPR_DEPTH};
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{Lexer, Stop, Tok, MAX_ERRORS, MAX_NESTING};
 use crate::span::{FileId, Span};
@@ -56,9 +56,11 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
     let recovered_count = Cell::new(0);
     let mut recovered: Vec<ErrorRecovery<usize, Tok, ()>> = Vec::new();
     let mut lexed = Lexer::new(src, file, Some(&recovered_count));
+    let too_deep = Cell::new(None);
     let result = grammar::ProgramParser::new().parse(
         &mut recovered,
         &recovered_count,
+        &too_deep,
         file,
         lexed.by_ref().map(Ok::<_, ()>),
     );
@@ -111,6 +113,14 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
     };
     for r in recovered {
         push(r.error, &mut errors, &mut incomplete);
+    }
+    if let Some(span) = too_deep.get() {
+        errors.push(
+            Diagnostic::error(span, "expression nested too deeply")
+                .with_label("this expression nests deeper")
+                .with_note(format!("an expression may nest at most {MAX_EXPR_DEPTH} levels")),
+        );
+        incomplete = false;
     }
     errors.sort_by_key(|d| (d.span.start, d.span.end));
     errors.dedup_by(|a, b| a.span.start == b.span.start);
@@ -210,15 +220,39 @@ fn to_diagnostic(e: ParseError<usize, Tok, ()>, src_len: usize, file: FileId) ->
 }
 
 /// Helpers called from the grammar's actions.
-pub(crate) fn binary(op: crate::ast::BinOp, a: Expr, b: Expr, span: Span) -> Expr {
-    Expr {
-        kind: ExprKind::Binary(op, Box::new(a), Box::new(b)),
-        span,
+///
+/// Every expression node is made here: one nested deeper than
+/// [`MAX_EXPR_DEPTH`] is replaced by an error node as soon as it is built,
+/// freeing its subtree, and the first place that happened is recorded, so
+/// a source that is one enormous chain costs no more memory than the limit.
+pub(crate) fn node(kind: ExprKind, span: Span, too_deep: &Cell<Option<Span>>) -> Expr {
+    let e = Expr::new(kind, span);
+    if e.depth <= MAX_EXPR_DEPTH {
+        return e;
     }
+    if too_deep.get().is_none() {
+        too_deep.set(Some(span));
+    }
+    Expr::error(span)
+}
+
+pub(crate) fn binary(
+    op: crate::ast::BinOp,
+    a: Expr,
+    b: Expr,
+    span: Span,
+    too_deep: &Cell<Option<Span>>,
+) -> Expr {
+    node(ExprKind::Binary(op, Box::new(a), Box::new(b)), span, too_deep)
 }
 
 /// A call whose callee is a field access is a method call: `x.sum(axis=0)`.
-pub(crate) fn call(callee: Expr, args: Vec<crate::ast::Arg>, span: Span) -> Expr {
+pub(crate) fn call(
+    callee: Expr,
+    args: Vec<crate::ast::Arg>,
+    span: Span,
+    too_deep: &Cell<Option<Span>>,
+) -> Expr {
     // Any other callee is an expression that evaluates to a function.
     #[allow(clippy::wildcard_enum_match_arm)]
     let kind = match callee.kind {
@@ -231,11 +265,12 @@ pub(crate) fn call(callee: Expr, args: Vec<crate::ast::Arg>, span: Span) -> Expr
             callee: Box::new(Expr {
                 kind,
                 span: callee.span,
+                depth: callee.depth,
             }),
             args: args.into_boxed_slice(),
         },
     };
-    Expr { kind, span }
+    node(kind, span, too_deep)
 }
 
 #[cfg(test)]
