@@ -4,7 +4,7 @@
 //! interrupted`, its output flushed, and the exit status is 130 (spec
 //! §12.1). A second Ctrl-C before that ends the process at once.
 
-use twill_session::{interrupt, ErrorKind, Mode, Options, RealHost, Reporter, Session, Status};
+use twill_session::{interrupt, ErrorKind, Mode, Options, RealHost, Session};
 
 use crate::render::Stderr;
 
@@ -18,25 +18,18 @@ pub fn run_path(path: &str, args: Vec<String>, mode: Mode) -> i32 {
     if mode == Mode::Run {
         on_ctrl_c();
     }
-    match Session::new(
+    let mut session = Session::new(
         Box::new(host),
         Options {
             crosscheck,
             types: false,
         },
-    ) {
-        Ok(mut session) => {
-            let status = session.run_path(path, mode, &mut reporter);
-            if session.last_error_kind() == Some(ErrorKind::Interrupted) {
-                INTERRUPTED_STATUS
-            } else {
-                status.code()
-            }
-        }
-        Err(msg) => {
-            reporter.error(&msg);
-            Status::Runtime.code()
-        }
+    );
+    let status = session.run_path(path, mode, &mut reporter);
+    if session.last_error_kind() == Some(ErrorKind::Interrupted) {
+        INTERRUPTED_STATUS
+    } else {
+        status.code()
     }
 }
 

@@ -22,15 +22,9 @@ fn complete(input: &str) -> bool {
     input.trim_start().starts_with(':') || !twill_syntax::parse(input, FileId::default()).incomplete
 }
 
-/// A session on the real host, or the reason there is none.
-fn session(reporter: &mut Stderr) -> Option<Session> {
-    match Session::new(Box::new(RealHost::interactive()), Options::default()) {
-        Ok(s) => Some(s),
-        Err(msg) => {
-            reporter.error(&msg);
-            None
-        }
-    }
+/// A session on the real host.
+fn session() -> Session {
+    Session::new(Box::new(RealHost::interactive()), Options::default())
 }
 
 #[derive(Completer, Helper, Highlighter, Hinter)]
@@ -64,9 +58,7 @@ pub fn run() -> i32 {
 /// Reads plain lines, joining them while the input is incomplete.
 fn piped() -> i32 {
     let mut reporter = Stderr::new();
-    let Some(mut session) = session(&mut reporter) else {
-        return Status::Runtime.code();
-    };
+    let mut session = session();
     let mut buf = String::new();
     // Brackets open in `buf`, counted line by line.
     let mut depth = 0;
@@ -125,9 +117,7 @@ fn interactive() -> i32 {
         env!("CARGO_PKG_VERSION")
     );
     let mut reporter = Stderr::new();
-    let Some(mut session) = session(&mut reporter) else {
-        return Status::Runtime.code();
-    };
+    let mut session = session();
     loop {
         match editor.readline("twill> ") {
             Ok(line) => {

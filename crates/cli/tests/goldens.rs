@@ -85,8 +85,7 @@ fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
                     crosscheck: true,
                     types: false,
                 },
-            )
-            .expect("the standard library loads");
+            );
             let status = session.run_path(&path, Mode::Run, &mut reporter);
             let kind = session.last_error_kind();
             (out.text(), reporter.text, status.code(), kind)

@@ -14,7 +14,7 @@
 //!   `printing_{bf16,f16,f32,small}.txt`.
 //!
 //! The library is loaded exactly as the CLI loads it
-//! (`twill_eval::stdlib::load` into a fresh `Checker` and `Interp`), and its
+//! (`twill_eval::stdlib::load_all` into a fresh `Checker` and `Interp`), and its
 //! functions are called through `Interp::call_global`. The cases are split
 //! over a few threads, each with its own interpreter, to keep the run short.
 //! Every count is asserted, so a truncated vector file or a skipped family
@@ -107,7 +107,7 @@ impl Lib {
         let mut checker = Checker::new();
         let mut interp = Interp::new(Box::new(host));
         // Nothing here renders a span, so every file may share one id.
-        twill_eval::stdlib::load(&mut checker, &mut interp, &mut |_, _| FileId(0))
+        twill_eval::stdlib::load_all(&mut checker, &mut interp, &mut |_, _| FileId(0))
             .expect("the standard library loads");
         Lib { interp, out }
     }

@@ -134,29 +134,29 @@ pub struct Session {
     sources: SourceMap,
     checker: Checker,
     interp: Interp,
+    /// The standard library's files loaded so far (each is loaded the first
+    /// time a source names it; see `twill_eval::stdlib`).
+    stdlib: twill_eval::stdlib::Loaded,
     /// The kind of the last run's runtime error, if it ended in one.
     last_error: Option<ErrorKind>,
 }
 
 impl Session {
-    /// A session with the standard library loaded. The library is tested to
-    /// load cleanly; `Err` is a bug in twill, worded for the user.
-    pub fn new(host: Box<dyn Host>, options: Options) -> Result<Session, String> {
-        let mut sources = SourceMap::new();
+    /// A session with nothing defined yet; the standard library's files
+    /// are loaded as sources name them (`Session::check`).
+    pub fn new(host: Box<dyn Host>, options: Options) -> Session {
+        let sources = SourceMap::new();
         let mut checker = Checker::new();
         checker.crosscheck = options.crosscheck;
         checker.record_types = options.types;
-        let mut interp = Interp::new(host);
-        twill_eval::stdlib::load(&mut checker, &mut interp, &mut |name, text| {
-            sources.add(format!("<stdlib>/{name}"), text)
-        })
-        .map_err(|msg| format!("internal error in twill (please report it): {msg}"))?;
-        Ok(Session {
+        let interp = Interp::new(host);
+        Session {
             sources,
             checker,
             interp,
+            stdlib: Default::default(),
             last_error: None,
-        })
+        }
     }
 
     /// The kind of runtime error the last run ended in (`None` when it
@@ -214,6 +214,28 @@ impl Session {
             return Checked {
                 file,
                 diagnostics: parsed.errors,
+                module: None,
+                types: Vec::new(),
+            };
+        }
+        // The library files this source names are loaded first, so their
+        // names are defined when it is checked.
+        let text = self.sources.get(file).map_or("", |s| s.text.as_str());
+        let needed = twill_eval::stdlib::needed(text, &self.stdlib);
+        let sources = &mut self.sources;
+        if let Err(msg) = twill_eval::stdlib::load(
+            &needed,
+            &mut self.stdlib,
+            &mut self.checker,
+            &mut self.interp,
+            &mut |name, text| sources.add(format!("<stdlib>/{name}"), text),
+        ) {
+            return Checked {
+                file,
+                diagnostics: vec![Diagnostic::error(
+                    Span::new(file, 0, 0),
+                    format!("internal error in twill (please report it): {msg}"),
+                )],
                 module: None,
                 types: Vec::new(),
             };

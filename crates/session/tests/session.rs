@@ -10,7 +10,7 @@
 use twill_session::{CaptureHost, CollectReporter, Flow, Mode, Options, Session, Status};
 
 fn session(host: &CaptureHost) -> Session {
-    Session::new(Box::new(host.clone()), Options::default()).expect("the standard library loads")
+    Session::new(Box::new(host.clone()), Options::default())
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn the_type_table_agrees_with_type_of() {
         types: true,
         ..Options::default()
     };
-    let mut s = Session::new(Box::new(host.clone()), options).expect("the standard library loads");
+    let mut s = Session::new(Box::new(host.clone()), options);
     for text in ["1 + 2", "ones([2, 3]).to(f16)", "str(3).len() > 0", "nn_one_hot"] {
         let file = s.add_source("<test>", text);
         let checked = s.check(file);
@@ -173,4 +173,46 @@ fn the_type_table_agrees_with_type_of() {
         assert!(whole.is_some(), "{text}: no entry for the whole expression");
         assert_eq!(whole, shown, "{text}");
     }
+}
+
+/// The names of the standard-library files a session has loaded.
+fn stdlib_loaded(s: &Session) -> Vec<String> {
+    s.sources()
+        .iter()
+        .filter(|(_, src)| src.name.starts_with("<stdlib>/"))
+        .map(|(_, src)| src.name.clone())
+        .collect()
+}
+
+/// A library file is loaded the first time a source names it, with the
+/// files it names; a program that names none loads nothing.
+#[test]
+fn the_standard_library_is_loaded_when_named() {
+    let host = CaptureHost::new();
+    host.add_file("plain.tw", "print(1)\n");
+    host.add_file("nn.tw", "print(nn_one_hot(tensor([1.0]), 3))\n");
+    let mut reporter = CollectReporter::default();
+    let mut s = session(&host);
+    assert_eq!(s.run_path("plain.tw", Mode::Run, &mut reporter), Status::Ok);
+    assert!(stdlib_loaded(&s).is_empty(), "{:?}", stdlib_loaded(&s));
+    assert_eq!(s.run_path("nn.tw", Mode::Run, &mut reporter), Status::Ok);
+    assert_eq!(stdlib_loaded(&s), ["<stdlib>/nn.tw"]);
+    assert_eq!(host.stdout.text(), "1\n[[0, 1, 0]] f32\n");
+    // A REPL entry naming a file loads it once; later entries find it.
+    assert_eq!(
+        s.entry("let x = float_narrow(0.1, 8, 7)", &mut reporter),
+        Flow::Continue
+    );
+    assert_eq!(
+        s.entry("print(x, float_narrow(1.0, 5, 10))", &mut reporter),
+        Flow::Continue
+    );
+    assert_eq!(stdlib_loaded(&s), ["<stdlib>/nn.tw", "<stdlib>/float.tw"]);
+    assert_eq!(reporter.text, "");
+    // A program's own definition of a library name shadows it, as when
+    // the library was loaded up front; the file is loaded all the same.
+    host.add_file("own.tw", "fn amp_scaler() { 7 }\nprint(amp_scaler())\n");
+    assert_eq!(s.run_path("own.tw", Mode::Run, &mut reporter), Status::Ok);
+    assert!(host.stdout.text().ends_with("\n7\n"), "{}", host.stdout.text());
+    assert_eq!(stdlib_loaded(&s).len(), 3);
 }
