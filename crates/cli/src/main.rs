@@ -8,6 +8,7 @@
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod ctrl_c;
 mod driver;
 mod render;
 mod repl;

@@ -4,16 +4,19 @@
 //! while brackets or a block are open); otherwise it reads plain lines with
 //! no prompt, so it can be driven by a pipe. Each entry goes to the
 //! `twill_session::Session`, which keeps the definitions; this module only
-//! reads lines.
+//! reads lines. Ctrl-C while an entry runs stops that entry with `error:
+//! interrupted` and the session goes on (`ctrl_c`); at the prompt it
+//! discards the line being typed.
 
 use std::io::{BufRead, IsTerminal};
 
 use rustyline::error::ReadlineError;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Completer, Helper, Highlighter, Hinter};
-use twill_session::{Flow, Options, RealHost, Reporter, Session, Status};
+use twill_session::{interrupt, Flow, Options, RealHost, Reporter, Session, Status};
 use twill_syntax::FileId;
 
+use crate::ctrl_c;
 use crate::render::Stderr;
 
 /// Whether the text typed so far is a whole entry (a `:command`, or
@@ -48,6 +51,7 @@ fn history_path() -> Option<std::path::PathBuf> {
 }
 
 pub fn run() -> i32 {
+    ctrl_c::for_session();
     if std::io::stdin().is_terminal() {
         interactive()
     } else {
@@ -87,6 +91,7 @@ fn piped() -> i32 {
         }
         depth = open.unwrap_or(0);
         if complete(&buf) {
+            interrupt::clear();
             if session.entry(&buf, &mut reporter) == Flow::Quit {
                 return Status::Ok.code();
             }
@@ -121,6 +126,7 @@ fn interactive() -> i32 {
     loop {
         match editor.readline("twill> ") {
             Ok(line) => {
+                interrupt::clear();
                 if session.entry(&line, &mut reporter) == Flow::Quit {
                     break;
                 }

@@ -161,3 +161,57 @@ fn ctrl_c_flushes_the_output_and_exits_130() {
     assert_eq!(std::fs::read_to_string(&out_path).unwrap(), "before\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Ctrl-C in the REPL (issue 12, spec §12.1): during `while true { }` and
+/// during a loop of matrix products, the running entry stops with `error:
+/// interrupted` and the session goes on with its old definitions.
+#[test]
+fn ctrl_c_in_the_repl_stops_the_entry_and_keeps_the_session() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_twill"))
+        .arg("repl")
+        .env("NO_COLOR", "1")
+        .env("TWILL_HISTORY", "/dev/null")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let pid = child.id() as libc::pid_t;
+    let mut line = String::new();
+    let mut run_then_interrupt = |stdin: &mut std::process::ChildStdin, entries: &str, marker: &str| {
+        stdin.write_all(entries.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        // The marker is printed by the entry that then loops forever (one
+        // entry, so no prompt in between clears the request).
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        assert_eq!(line, format!("{marker}\n"));
+        std::thread::sleep(Duration::from_millis(200));
+        // SAFETY: a signal to our own child.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+    };
+    run_then_interrupt(
+        &mut stdin,
+        "let a = 41\nprint(\"spin\"); while true { }\n",
+        "spin",
+    );
+    run_then_interrupt(
+        &mut stdin,
+        "let m = ones([200, 200])\nprint(\"matmul\"); while true { let _p = m @ m }\n",
+        "matmul",
+    );
+    stdin.write_all(b"print(a + 1, m.shape)\n").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(rest, "42 [200, 200]\n", "{err}");
+    assert_eq!(err.matches("error: interrupted").count(), 2, "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}

@@ -18,3 +18,9 @@ pub fn request() -> bool {
 pub(crate) fn take() -> bool {
     REQUESTED.load(Ordering::Relaxed) && REQUESTED.swap(false, Ordering::Relaxed)
 }
+
+/// Forgets a request made while nothing was running (a REPL clears it
+/// before each entry, so a Ctrl-C at the prompt does not stop the next).
+pub fn clear() {
+    REQUESTED.store(false, Ordering::Relaxed);
+}
