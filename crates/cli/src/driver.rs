@@ -4,13 +4,13 @@
 //! `error: interrupted`, its output flushed, and the exit status is 130
 //! (spec §12.1).
 
-use twill_session::{ErrorKind, Mode, Options, RealHost, Session};
+use twill_session::{Engine, ErrorKind, Mode, Options, RealHost, Session};
 
 use crate::ctrl_c::{self, INTERRUPTED_STATUS};
 use crate::render::Stderr;
 
 /// `twill run` (with `Mode::Run`) and `twill check` (`Mode::Check`).
-pub fn run_path(path: &str, args: Vec<String>, mode: Mode) -> i32 {
+pub fn run_path(path: &str, args: Vec<String>, mode: Mode, engine: Engine) -> i32 {
     let host = RealHost::buffered(args);
     // The golden harness sets this to assert, as the program runs, every
     // tensor dtype the checker claims to know.
@@ -24,6 +24,7 @@ pub fn run_path(path: &str, args: Vec<String>, mode: Mode) -> i32 {
         Options {
             crosscheck,
             types: false,
+            engine,
         },
     );
     let status = session.run_path(path, mode, &mut reporter);

@@ -15,13 +15,15 @@ mod repl;
 
 use std::io::Write;
 
-use twill_session::{Mode, Status};
+use twill_session::{Engine, Mode, Status};
 
 const USAGE: &str = "\
 twill — a small language for numerical work
 
 usage:
   twill run FILE.tw [ARGS…]   check, then run a program (`-` reads standard input)
+  twill run --engine=tree FILE.tw [ARGS…]
+                              the same on the reference tree walker
   twill check FILE.tw         check a program without running it
   twill repl                  interactive session (also: `twill` alone)
   twill --version             print the version
@@ -37,12 +39,22 @@ fn cli(args: Vec<String>) -> i32 {
     let rest: Vec<String> = args.iter().skip(2).cloned().collect();
     match args.get(1).map(String::as_str) {
         None | Some("repl") => repl::run(),
-        Some("run") => match rest.split_first() {
-            Some((file, prog_args)) => driver::run_path(file, prog_args.to_vec(), Mode::Run),
-            None => usage_error("`twill run` needs a FILE (or `-` for standard input)"),
-        },
+        Some("run") => {
+            let (engine, rest) = match rest.split_first() {
+                Some((flag, after)) if flag.starts_with("--engine=") => match &flag["--engine=".len()..] {
+                    "tree" => (Engine::Tree, after),
+                    "compiled" => (Engine::Compiled, after),
+                    other => return usage_error(&format!("unknown engine `{other}` (`tree` or `compiled`)")),
+                },
+                _ => (Engine::Compiled, rest.as_slice()),
+            };
+            match rest.split_first() {
+                Some((file, prog_args)) => driver::run_path(file, prog_args.to_vec(), Mode::Run, engine),
+                None => usage_error("`twill run` needs a FILE (or `-` for standard input)"),
+            }
+        }
         Some("check") => match rest.as_slice() {
-            [file] => driver::run_path(file, Vec::new(), Mode::Check),
+            [file] => driver::run_path(file, Vec::new(), Mode::Check, Engine::Compiled),
             _ => usage_error("`twill check` needs exactly one FILE"),
         },
         Some("--version" | "-V" | "version") => {
@@ -53,7 +65,7 @@ fn cli(args: Vec<String>) -> i32 {
             println!("{USAGE}");
             0
         }
-        Some(file) if file.ends_with(".tw") => driver::run_path(file, rest, Mode::Run),
+        Some(file) if file.ends_with(".tw") => driver::run_path(file, rest, Mode::Run, Engine::Compiled),
         Some(other) => usage_error(&format!("unknown command `{other}`")),
     }
 }

@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
-use twill_session::{CollectReporter, Mode, Options, RealHost, Session, SharedBuf};
+use twill_session::{CollectReporter, Engine, Mode, Options, RealHost, Session, SharedBuf};
 
 /// The stack `twill` gives its interpreter thread (its first choice).
 const STACK: usize = 4 << 30;
@@ -69,7 +69,7 @@ fn program_args(source: &str) -> Vec<String> {
 /// Runs one program as `twill run REL ARGS…` would from the workspace root
 /// (the caller has made that the current directory): the snapshot text of
 /// the run, and its exit status.
-fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
+fn run_case(root: &Path, rel: &Path, engine: Engine) -> (String, Option<i32>) {
     let source = std::fs::read_to_string(root.join(rel)).expect("test program is readable");
     let args = program_args(&source);
     let path = rel.to_string_lossy().into_owned();
@@ -84,6 +84,7 @@ fn run_case(root: &Path, rel: &Path) -> (String, Option<i32>) {
                 Options {
                     crosscheck: true,
                     types: false,
+                    engine,
                 },
             );
             let status = session.run_path(&path, Mode::Run, &mut reporter);
@@ -125,7 +126,14 @@ fn golden(name: &str, rel: &str) {
     // `twill run` does when started there (every test sets the same one).
     std::env::set_current_dir(&root).expect("the workspace root is a directory");
     let path = Path::new("testdata").join(rel);
-    let (content, status) = run_case(&root, &path);
+    let (content, status) = run_case(&root, &path, Engine::Compiled);
+    // The tree walker is the reference: the compiled engine must print the
+    // same bytes, report the same errors and end with the same status.
+    let (reference, _) = run_case(&root, &path, Engine::Tree);
+    assert_eq!(
+        content, reference,
+        "{rel}: the compiled engine (left) and the tree walker (right) disagree"
+    );
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("goldens"));
     settings.set_prepend_module_to_snapshot(false);

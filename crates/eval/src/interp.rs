@@ -13,6 +13,7 @@
 // have no wildcard here, except where an allow in place says why.
 #![allow(clippy::wildcard_enum_match_arm)]
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use twill_check::builtins::{HostMethod, MethodRef};
@@ -26,6 +27,7 @@ use twill_tensor::Tensor;
 use crate::autodiff::binary_values;
 use crate::bridge::{collect_leaves, tensor_value, terr, Lit};
 use crate::builtins::{self, ArgSpans};
+use crate::code::{self, Code, Op, NONE};
 pub use crate::error::RuntimeError;
 use crate::error::{fail, fail_as, fail_with, Ctrl, Cx, ErrorKind, R};
 use crate::ops;
@@ -58,6 +60,23 @@ pub struct Interp {
     /// Everything outside: files, output, arguments, the clock.
     pub(crate) host: Box<dyn Host>,
     pub(crate) depth: usize,
+    /// Whether functions run compiled (`code`) or on the tree walker.
+    compiled: bool,
+    /// Each function compiled so far, with the function (kept alive, so
+    /// the code's pointers into its HIR stay valid)...
+    codes: Vec<(Rc<hir::Function>, Rc<Code>)>,
+    /// ... and its index there, by the function's address.
+    code_index: HashMap<*const hir::Function, u32>,
+}
+
+/// Which engine runs a program's code (spec §15).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The register bytecode of `code`: the default.
+    #[default]
+    Compiled,
+    /// The tree walker, the reference the compiled engine must agree with.
+    Tree,
 }
 
 /// An evaluated assignment-path step.
@@ -75,7 +94,15 @@ impl Interp {
             stack: Vec::with_capacity(1024),
             host,
             depth: 0,
+            compiled: true,
+            codes: Vec::new(),
+            code_index: HashMap::new(),
         }
+    }
+
+    /// Chooses the engine for everything run from now on.
+    pub fn set_engine(&mut self, engine: Engine) {
+        self.compiled = engine == Engine::Compiled;
     }
 
     pub fn flush(&mut self) {
@@ -98,20 +125,25 @@ impl Interp {
         self.symbols = Rc::new(m.symbols.clone());
         for (slot, func) in &m.hoisted {
             if let Some(g) = self.globals.get_mut(*slot as usize) {
-                *g = Value::Func(Rc::new(Closure {
-                    func: func.clone(),
-                    captures: Vec::new(),
-                }));
+                *g = Value::Func(Rc::new(Closure::new(func.clone(), Vec::new())));
             }
         }
         let base = self.stack.len();
-        self.stack.resize(base + m.main.num_locals as usize, Value::Unit);
+        // The main body runs once: compiled for this run, not cached.
+        let code = self
+            .compiled
+            .then(|| code::compile(&m.main.body, m.main.num_locals));
+        let size = code.as_ref().map_or(m.main.num_locals, |c| c.frame);
+        self.stack.resize(base + size as usize, Value::Unit);
         let frame = Frame {
             base,
             captures: &[],
             this: None,
         };
-        let r = self.eval(&m.main.body, frame);
+        let r = match &code {
+            Some(c) => self.run_code(c, frame),
+            None => self.eval(&m.main.body, frame),
+        };
         self.stack.truncate(base);
         self.flush();
         match r {
@@ -198,45 +230,7 @@ impl Interp {
             H::Binary(op, a, b) => {
                 let x = self.operand(a, f)?;
                 let y = self.operand(b, f)?;
-                // Matching by value moves the Ints out, so this path runs no
-                // drop glue.
-                match (x, y) {
-                    (Value::Int(p), Value::Int(q)) => {
-                        let fast = match op {
-                            BinOp::Add => p.checked_add(q).map(Value::Int),
-                            BinOp::Sub => p.checked_sub(q).map(Value::Int),
-                            BinOp::Mul => p.checked_mul(q).map(Value::Int),
-                            BinOp::Lt => Some(Value::Bool(p < q)),
-                            BinOp::Le => Some(Value::Bool(p <= q)),
-                            BinOp::Gt => Some(Value::Bool(p > q)),
-                            BinOp::Ge => Some(Value::Bool(p >= q)),
-                            BinOp::Eq => Some(Value::Bool(p == q)),
-                            BinOp::Ne => Some(Value::Bool(p != q)),
-                            BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
-                            BinOp::Div
-                            | BinOp::FloorDiv
-                            | BinOp::Mod
-                            | BinOp::Pow
-                            | BinOp::MatMul
-                            | BinOp::BitAnd
-                            | BinOp::BitOr
-                            | BinOp::BitXor
-                            | BinOp::Shl
-                            | BinOp::Shr => None,
-                        };
-                        match fast {
-                            Some(v) => Ok(v),
-                            None => ops::binary(*op, &Value::Int(p), &Value::Int(q))
-                                .or_else(|m| fail_with(e.span, m)),
-                        }
-                    }
-                    (Value::F64(p), Value::F64(q))
-                        if !matches!(op, BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) =>
-                    {
-                        ops::binary(*op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail_with(e.span, m))
-                    }
-                    (x, y) => binary_values(*op, &x, &y).or_else(|m| fail_with(e.span, m)),
-                }
+                binary(*op, x, y, e.span)
             }
             H::If(c, t, o) => {
                 let cond = match self.operand(c, f)? {
@@ -390,10 +384,7 @@ impl Interp {
                         Capture::SelfFn => f.this.map(|c| Value::Func(c.clone())).unwrap_or(Value::Unit),
                     });
                 }
-                Ok(Value::Func(Rc::new(Closure {
-                    func: func.clone(),
-                    captures: vals,
-                })))
+                Ok(Value::Func(Rc::new(Closure::new(func.clone(), vals))))
             }
             H::AssertDtype(inner, d) => {
                 let v = self.eval(inner, f)?;
@@ -423,13 +414,8 @@ impl Interp {
 
     #[inline(never)]
     fn truth(&mut self, e: &hir::Expr, f: Frame, what: &str) -> R<bool> {
-        match self.operand(e, f)? {
-            Value::Bool(b) => Ok(b),
-            other => fail(
-                e.span,
-                format!("{what} must be a Bool, not `{}`", other.type_name()),
-            ),
-        }
+        let v = self.operand(e, f)?;
+        truth_of(v, what, e.span)
     }
 
     #[inline(never)]
@@ -458,39 +444,8 @@ impl Interp {
                     }
                 }
                 Stmt::Assign(a) if a.path.is_empty() && a.check.is_none() => {
-                    let hir::Assign {
-                        root,
-                        op,
-                        value,
-                        span,
-                        ..
-                    } = &**a;
-                    let mut v = self.operand(value, f)?;
-                    // `s += t` on a Str appends in place when the string is
-                    // not shared (copy on write otherwise), so a loop that
-                    // builds a string is linear, not quadratic.
-                    if let (Some(BinOp::Add), Value::Str(tail)) = (op, &v) {
-                        if let Some(Value::Str(head)) = self.place(*root, f) {
-                            if let Some(h) = Rc::get_mut(head) {
-                                let total = h.len() + tail.len();
-                                crate::ops::reserve_str(h, total).or_else(|m| fail_with(*span, m))?;
-                                h.push_str(tail);
-                                continue;
-                            }
-                        }
-                    }
-                    if let Some(op) = op {
-                        let cur = self.load(*root, f, *span)?;
-                        v = match (&cur, &v, op) {
-                            (Value::Int(a), Value::Int(b), BinOp::Add) if a.checked_add(*b).is_some() => {
-                                Value::Int(a + b)
-                            }
-                            _ => binary_values(*op, &cur, &v).or_else(|m| fail_with(*span, m))?,
-                        };
-                    }
-                    if let Some(p) = self.place(*root, f) {
-                        *p = v;
-                    }
+                    let v = self.operand(&a.value, f)?;
+                    self.assign_simple(a.root, a.op, v, a.span, f)?;
                 }
                 Stmt::Assign(a) => {
                     self.assign(a.root, &a.path, a.op, &a.value, a.span, a.check.as_ref(), f)?
@@ -507,6 +462,46 @@ impl Interp {
             }
         }
         Ok(Value::Unit)
+    }
+
+    /// `root = v`, or `root op= v`, for a variable with no path and no
+    /// annotation to check; both engines assign through here.
+    #[inline(always)]
+    pub(crate) fn assign_simple(
+        &mut self,
+        root: Var,
+        op: Option<BinOp>,
+        v: Value,
+        span: Span,
+        f: Frame,
+    ) -> R<()> {
+        let mut v = v;
+        // `s += t` on a Str appends in place when the string is not shared
+        // (copy on write otherwise), so a loop that builds a string is
+        // linear, not quadratic.
+        if let (Some(BinOp::Add), Value::Str(tail)) = (op, &v) {
+            if let Some(Value::Str(head)) = self.place(root, f) {
+                if let Some(h) = Rc::get_mut(head) {
+                    let total = h.len() + tail.len();
+                    crate::ops::reserve_str(h, total).or_else(|m| fail_with(span, m))?;
+                    h.push_str(tail);
+                    return Ok(());
+                }
+            }
+        }
+        if let Some(op) = op {
+            let cur = self.load(root, f, span)?;
+            v = match (&cur, &v, op) {
+                (Value::Int(a), Value::Int(b), BinOp::Add) if a.checked_add(*b).is_some() => {
+                    Value::Int(a + b)
+                }
+                _ => binary_values(op, &cur, &v).or_else(|m| fail_with(span, m))?,
+            };
+        }
+        if let Some(p) = self.place(root, f) {
+            *p = v;
+        }
+        Ok(())
     }
 
     // ------------------------------------------------------------- calls
@@ -619,14 +614,21 @@ impl Interp {
                 }
             }
         }
-        self.stack.resize(base + func.num_locals as usize, Value::Unit);
+        let code = self.code_of(c);
+        let size = code.as_ref().map_or(func.num_locals, |k| k.frame);
+        // `resize_with`, not `resize`: cloning `Value::Unit` into each slot
+        // went through `Value::clone`, a fifth of a call's cost.
+        self.stack.resize_with(base + size as usize, || Value::Unit);
         self.depth += 1;
         let frame = Frame {
             base,
             captures: &c.captures,
             this: Some(c),
         };
-        let r = self.eval(&func.body, frame);
+        let r = match &code {
+            Some(k) => self.run_code(k, frame),
+            None => self.eval(&func.body, frame),
+        };
         self.depth -= 1;
         self.stack.truncate(base);
         let v = match r {
@@ -655,11 +657,311 @@ impl Interp {
         }
     }
 
+    /// The compiled body of `c`'s function under the compiled engine:
+    /// from the closure, else from the cache, else compiled now.
+    fn code_of(&mut self, c: &Rc<Closure>) -> Option<Rc<Code>> {
+        if !self.compiled {
+            return None;
+        }
+        if let Some((_, k)) = self.codes.get(c.code.get() as usize) {
+            return Some(k.clone());
+        }
+        let key = Rc::as_ptr(&c.func);
+        let i = match self.code_index.get(&key) {
+            Some(&i) => i,
+            None => {
+                let k = Rc::new(code::compile(&c.func.body, c.func.num_locals));
+                let i = u32::try_from(self.codes.len()).unwrap_or(u32::MAX);
+                self.codes.push((c.func.clone(), k));
+                self.code_index.insert(key, i);
+                i
+            }
+        };
+        c.code.set(i);
+        self.codes.get(i as usize).map(|(_, k)| k.clone())
+    }
+
+    /// Runs compiled code in the frame `f` (see `code` for the design):
+    /// the value of the body, or the error or control flow that ends it.
+    fn run_code(&mut self, code: &Code, f: Frame) -> R<Value> {
+        let base = f.base;
+        let span = |i: u32| code.spans.get(i as usize).copied().unwrap_or_default();
+        let mut pc = 0usize;
+        while let Some(op) = code.ops.get(pc) {
+            pc += 1;
+            match *op {
+                Op::Const { dst, k } => {
+                    let v = code.consts.get(k as usize).map_or(Value::Unit, fast_clone);
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::Move { dst, src } => {
+                    let v = fast_clone(&self.stack[base + src as usize]);
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::LoadGlobal { dst, g, span: s } => {
+                    let v = match self.globals.get(g as usize) {
+                        Some(Value::Undefined) | None => self.load(Var::Global(g), f, span(s))?,
+                        Some(v) => fast_clone(v),
+                    };
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::StoreGlobal { g, src } => {
+                    let v = fast_clone(&self.stack[base + src as usize]);
+                    if let Some(p) = self.globals.get_mut(g as usize) {
+                        *p = v;
+                    }
+                }
+                Op::LoadCapture { dst, i } => {
+                    let v = f.captures.get(i as usize).cloned().unwrap_or(Value::Unit);
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::Binary {
+                    op,
+                    dst,
+                    a,
+                    b,
+                    span: s,
+                } => {
+                    let (x, y) = (&self.stack[base + a as usize], &self.stack[base + b as usize]);
+                    let v = match number_fast(op, x, y) {
+                        Some(v) => v,
+                        None => binary(op, fast_clone(x), fast_clone(y), span(s))?,
+                    };
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::BinaryK {
+                    op,
+                    dst,
+                    a,
+                    k,
+                    span: s,
+                } => {
+                    let x = &self.stack[base + a as usize];
+                    let y = code.consts.get(k as usize).unwrap_or(&Value::Unit);
+                    let v = match number_fast(op, x, y) {
+                        Some(v) => v,
+                        None => binary(op, fast_clone(x), fast_clone(y), span(s))?,
+                    };
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::JumpUnless {
+                    op,
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                    test,
+                } => {
+                    let x = &self.stack[base + a as usize];
+                    let y = if k {
+                        code.consts.get(b as usize).unwrap_or(&Value::Unit)
+                    } else {
+                        &self.stack[base + b as usize]
+                    };
+                    let holds = match number_fast(op, x, y) {
+                        Some(Value::Bool(h)) => h,
+                        _ => {
+                            let v = binary(op, fast_clone(x), fast_clone(y), span(s))?;
+                            truth_of(v, what.what(), span(test))?
+                        }
+                    };
+                    if !holds {
+                        pc = to as usize;
+                    }
+                }
+                Op::Jump { to } => pc = to as usize,
+                Op::JumpIfNot {
+                    cond,
+                    to,
+                    what,
+                    span: s,
+                } => match &self.stack[base + cond as usize] {
+                    Value::Bool(true) => {}
+                    Value::Bool(false) => pc = to as usize,
+                    other => {
+                        truth_of(other.clone(), what.what(), span(s))?;
+                    }
+                },
+                Op::JumpIf {
+                    cond,
+                    to,
+                    what,
+                    span: s,
+                } => match &self.stack[base + cond as usize] {
+                    Value::Bool(true) => pc = to as usize,
+                    Value::Bool(false) => {}
+                    other => {
+                        truth_of(other.clone(), what.what(), span(s))?;
+                    }
+                },
+                Op::Not { dst, src, span: s } => {
+                    let v = fast_clone(&self.stack[base + src as usize]);
+                    let b = truth_of(v, code::Truth::Not.what(), span(s))?;
+                    self.stack[base + dst as usize] = Value::Bool(!b);
+                }
+                Op::Poll { span: s } => poll_interrupt(span(s))?,
+                Op::ForPrep { it, counter, other } => match &self.stack[base + it as usize] {
+                    Value::Range(r) => {
+                        // The count (up to 2^64 - 1) is kept as the bits of
+                        // an Int, beside the index.
+                        let n = r.len() as i64;
+                        self.stack[base + counter as usize] = Value::Int(0);
+                        self.stack[base + counter as usize + 1] = Value::Int(n);
+                    }
+                    _ => pc = other as usize,
+                },
+                Op::ForNext {
+                    it,
+                    counter,
+                    var,
+                    exit,
+                } => {
+                    let c = base + counter as usize;
+                    let (Value::Int(i), Value::Int(n)) = (&self.stack[c], &self.stack[c + 1]) else {
+                        pc = exit as usize;
+                        continue;
+                    };
+                    let (i, n) = (*i as u64, *n as u64);
+                    let next = match &self.stack[base + it as usize] {
+                        Value::Range(r) if i < n => Some(r.get(i)),
+                        _ => None,
+                    };
+                    match next {
+                        Some(x) => {
+                            self.stack[c] = Value::Int((i + 1) as i64);
+                            self.stack[base + var as usize] = Value::Int(x);
+                        }
+                        None => pc = exit as usize,
+                    }
+                }
+                Op::ForOther { it, var, e, span: s } => {
+                    let v = std::mem::replace(&mut self.stack[base + it as usize], Value::Unit);
+                    let Some(&body) = code.exprs.get(e as usize) else {
+                        continue;
+                    };
+                    // SAFETY: `Code::exprs` points into the HIR the code was
+                    // compiled from, which its owner keeps alive (see `Code`).
+                    let body = unsafe { &*body };
+                    self.for_over(var, v, span(s), body, f)?;
+                }
+                Op::CheckCall { callee, n, span: s } => match &self.stack[base + callee as usize] {
+                    Value::Func(c) if c.func.params.len() == n as usize => {}
+                    Value::Func(c) => {
+                        return fail(
+                            span(s),
+                            format!(
+                                "`{}` takes {} arguments, but {} were given",
+                                c.func.name,
+                                c.func.params.len(),
+                                n
+                            ),
+                        )
+                    }
+                    other => {
+                        return fail(
+                            span(s),
+                            format!("a `{}` is not a function and cannot be called", other.type_name()),
+                        )
+                    }
+                },
+                Op::Call {
+                    dst,
+                    callee,
+                    args,
+                    n,
+                    span: s,
+                } => {
+                    let Value::Func(c) = &self.stack[base + callee as usize] else {
+                        return fail(span(s), "this value cannot be called");
+                    };
+                    let c = c.clone();
+                    let nb = self.stack.len();
+                    for k in 0..n as usize {
+                        // The argument registers are temporaries, dead after
+                        // the call: their values move.
+                        let v = std::mem::replace(&mut self.stack[base + args as usize + k], Value::Unit);
+                        self.stack.push(v);
+                    }
+                    let v = self.enter(&c, nb, span(s))?;
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::Eval { dst, e, brk, cont } => {
+                    let Some(&e) = code.exprs.get(e as usize) else {
+                        continue;
+                    };
+                    // SAFETY: as for `ForOther`.
+                    let e = unsafe { &*e };
+                    match self.eval(e, f) {
+                        Ok(v) => self.stack[base + dst as usize] = v,
+                        Err(c) => pc = escape(c, brk, cont)?,
+                    }
+                }
+                Op::Exec { s, brk, cont } => {
+                    let Some(&st) = code.stmts.get(s as usize) else {
+                        continue;
+                    };
+                    // SAFETY: as for `ForOther`.
+                    let st = unsafe { &*st };
+                    if let Err(c) = self.block(std::slice::from_ref(st), f) {
+                        pc = escape(c, brk, cont)?;
+                    }
+                }
+                Op::Assign {
+                    root,
+                    op,
+                    src,
+                    span: s,
+                } => {
+                    if let Var::Local(slot) = root {
+                        let (d, r) = (base + slot as usize, base + src as usize);
+                        match (op, &self.stack[d], &self.stack[r]) {
+                            (None, _, _) => {
+                                self.stack[d] = fast_clone(&self.stack[r]);
+                                continue;
+                            }
+                            (Some(BinOp::Add), Value::Int(a), Value::Int(b))
+                                if a.checked_add(*b).is_some() =>
+                            {
+                                self.stack[d] = Value::Int(a + b);
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                    let v = fast_clone(&self.stack[base + src as usize]);
+                    self.assign_simple(root, op, v, span(s), f)?;
+                }
+                Op::Return { src } => {
+                    return Ok(std::mem::replace(
+                        &mut self.stack[base + src as usize],
+                        Value::Unit,
+                    ));
+                }
+            }
+        }
+        Ok(Value::Unit)
+    }
+
     // ------------------------------------------------------------- loops
 
     #[inline(never)]
     fn for_loop(&mut self, slot: u32, iter: &hir::Expr, body: &hir::Expr, f: Frame) -> R<Value> {
         let it = self.eval(iter, f)?;
+        self.for_over(slot, it, iter.span, body, f)
+    }
+
+    /// A `for` loop over the evaluated iterable `it` (the compiled engine
+    /// runs loops over anything but a range here).
+    pub(crate) fn for_over(
+        &mut self,
+        slot: u32,
+        it: Value,
+        iter_span: Span,
+        body: &hir::Expr,
+        f: Frame,
+    ) -> R<Value> {
         let idx = f.base + slot as usize;
         macro_rules! run_body {
             () => {
@@ -699,14 +1001,14 @@ impl Interp {
                 for i in 0..t.as_tensor().map_or(0, |t| t.shape()[0]) {
                     let row =
                         crate::autodiff::index(&t, &[twill_tensor::tensor::IndexItem::Single(i as i64)])
-                            .or_else(|m| fail(iter.span, m))?;
+                            .or_else(|m| fail(iter_span, m))?;
                     self.stack[idx] = row;
                     run_body!();
                 }
             }
             other => {
                 return fail(
-                    iter.span,
+                    iter_span,
                     format!("cannot iterate over a `{}`", other.type_name()),
                 )
             }
@@ -856,9 +1158,120 @@ impl Interp {
     }
 }
 
+/// `x op y` on host values, with the Int and F64 fast paths; both engines
+/// evaluate every binary operator here.
+#[inline(always)]
+pub(crate) fn binary(op: BinOp, x: Value, y: Value, span: Span) -> R<Value> {
+    // Matching by value moves the Ints out, so this path runs no drop glue.
+    match (x, y) {
+        (Value::Int(p), Value::Int(q)) => {
+            let fast = match op {
+                BinOp::Add => p.checked_add(q).map(Value::Int),
+                BinOp::Sub => p.checked_sub(q).map(Value::Int),
+                BinOp::Mul => p.checked_mul(q).map(Value::Int),
+                BinOp::Lt => Some(Value::Bool(p < q)),
+                BinOp::Le => Some(Value::Bool(p <= q)),
+                BinOp::Gt => Some(Value::Bool(p > q)),
+                BinOp::Ge => Some(Value::Bool(p >= q)),
+                BinOp::Eq => Some(Value::Bool(p == q)),
+                BinOp::Ne => Some(Value::Bool(p != q)),
+                BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
+                BinOp::Div
+                | BinOp::FloorDiv
+                | BinOp::Mod
+                | BinOp::Pow
+                | BinOp::MatMul
+                | BinOp::BitAnd
+                | BinOp::BitOr
+                | BinOp::BitXor
+                | BinOp::Shl
+                | BinOp::Shr => None,
+            };
+            match fast {
+                Some(v) => Ok(v),
+                None => ops::binary(op, &Value::Int(p), &Value::Int(q)).or_else(|m| fail_with(span, m)),
+            }
+        }
+        (Value::F64(p), Value::F64(q)) if !matches!(op, BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) => {
+            ops::binary(op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail_with(span, m))
+        }
+        (x, y) => binary_values(op, &x, &y).or_else(|m| fail_with(span, m)),
+    }
+}
+
+/// `x op y` when both are Ints or both F64s and the result needs no error
+/// path: exactly what [`binary`] gives for them (`None`: ask it).
+#[inline(always)]
+fn number_fast(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
+    match (x, y) {
+        (Value::Int(p), Value::Int(q)) => {
+            let (p, q) = (*p, *q);
+            match op {
+                BinOp::Add => p.checked_add(q).map(Value::Int),
+                BinOp::Sub => p.checked_sub(q).map(Value::Int),
+                BinOp::Mul => p.checked_mul(q).map(Value::Int),
+                BinOp::Lt => Some(Value::Bool(p < q)),
+                BinOp::Le => Some(Value::Bool(p <= q)),
+                BinOp::Gt => Some(Value::Bool(p > q)),
+                BinOp::Ge => Some(Value::Bool(p >= q)),
+                BinOp::Eq => Some(Value::Bool(p == q)),
+                BinOp::Ne => Some(Value::Bool(p != q)),
+                BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
+                BinOp::Div
+                | BinOp::FloorDiv
+                | BinOp::Mod
+                | BinOp::Pow
+                | BinOp::MatMul
+                | BinOp::BitAnd
+                | BinOp::BitOr
+                | BinOp::BitXor
+                | BinOp::Shl
+                | BinOp::Shr => None,
+            }
+        }
+        (Value::F64(p), Value::F64(q)) => {
+            let (p, q) = (*p, *q);
+            match op {
+                BinOp::Add => Some(Value::F64(p + q)),
+                BinOp::Sub => Some(Value::F64(p - q)),
+                BinOp::Mul => Some(Value::F64(p * q)),
+                BinOp::Div => Some(Value::F64(p / q)),
+                BinOp::Lt => Some(Value::Bool(p < q)),
+                BinOp::Le => Some(Value::Bool(p <= q)),
+                BinOp::Gt => Some(Value::Bool(p > q)),
+                BinOp::Ge => Some(Value::Bool(p >= q)),
+                BinOp::Eq => Some(Value::Bool(p == q)),
+                BinOp::Ne => Some(Value::Bool(p != q)),
+                BinOp::FloorDiv
+                | BinOp::Mod
+                | BinOp::Pow
+                | BinOp::MatMul
+                | BinOp::BitAnd
+                | BinOp::BitOr
+                | BinOp::BitXor
+                | BinOp::Shl
+                | BinOp::Shr => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `v`, which must be a Bool: `what` names it in the error.
+#[inline(always)]
+pub(crate) fn truth_of(v: Value, what: &str, span: Span) -> R<bool> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        other => fail(
+            span,
+            format!("{what} must be a Bool, not `{}`", other.type_name()),
+        ),
+    }
+}
+
 /// Clones a value, copying numbers without the call into `Clone`.
 #[inline(always)]
-fn fast_clone(v: &Value) -> Value {
+pub(crate) fn fast_clone(v: &Value) -> Value {
     match v {
         Value::Int(i) => Value::Int(*i),
         Value::F64(x) => Value::F64(*x),
@@ -1065,6 +1478,18 @@ impl Cx for Interp {
 /// `error: interrupted` at `span` when Ctrl-C was pressed since the last
 /// poll (see `interrupt`).
 #[inline]
+/// Where compiled code goes on when a tree-walker fallback ends with `c`:
+/// a `break` or `continue` of the enclosing compiled loop jumps to its
+/// target; anything else ends the code.
+#[allow(clippy::boxed_local)] // the evaluator's control flow is boxed
+fn escape(c: Box<Ctrl>, brk: u32, cont: u32) -> R<usize> {
+    match *c {
+        Ctrl::Break if brk != NONE => Ok(brk as usize),
+        Ctrl::Continue if cont != NONE => Ok(cont as usize),
+        other => Err(Box::new(other)),
+    }
+}
+
 fn poll_interrupt(span: Span) -> R<()> {
     if crate::interrupt::take() {
         return fail_as(ErrorKind::Interrupted, span, "interrupted");

@@ -19,6 +19,7 @@
 pub mod autodiff;
 mod bridge;
 mod builtins;
+mod code;
 mod data;
 mod error;
 mod interp;
@@ -29,6 +30,6 @@ pub mod stdlib;
 pub mod value;
 
 pub use error::{ErrorKind, RuntimeError};
-pub use interp::Interp;
+pub use interp::{Engine, Interp};
 pub use twill_host::Host;
 pub use value::Value;

@@ -81,10 +81,32 @@ impl RangeVal {
     }
 }
 
-#[derive(Debug)]
 pub struct Closure {
     pub func: Rc<Function>,
     pub captures: Vec<Value>,
+    /// Where the compiled engine keeps the function's compiled body (an
+    /// index into its table, `u32::MAX` until the closure's first call),
+    /// so a call finds it without a lookup.
+    pub(crate) code: std::cell::Cell<u32>,
+}
+
+impl Closure {
+    pub fn new(func: Rc<Function>, captures: Vec<Value>) -> Closure {
+        Closure {
+            func,
+            captures,
+            code: std::cell::Cell::new(u32::MAX),
+        }
+    }
+}
+
+impl std::fmt::Debug for Closure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Closure")
+            .field("func", &self.func)
+            .field("captures", &self.captures)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug)]

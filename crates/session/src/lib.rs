@@ -25,6 +25,7 @@ pub mod render;
 pub mod sources;
 
 use twill_check::{hir, Checker, Ty};
+pub use twill_eval::Engine;
 pub use twill_eval::{interrupt, ErrorKind};
 use twill_eval::{print::display, Interp, Value};
 use twill_syntax::{Diagnostic, FileId, Span};
@@ -109,6 +110,8 @@ pub struct Options {
     /// Fill `Checked::types` with every expression's type (editors,
     /// notebooks, tests); `twill run` and `twill check` leave it off.
     pub types: bool,
+    /// Which engine runs the code (the compiled one unless asked).
+    pub engine: Engine,
 }
 
 /// A checked source: its diagnostics (parse errors, or the checker's
@@ -149,7 +152,8 @@ impl Session {
         let mut checker = Checker::new();
         checker.crosscheck = options.crosscheck;
         checker.record_types = options.types;
-        let interp = Interp::new(host);
+        let mut interp = Interp::new(host);
+        interp.set_engine(options.engine);
         Session {
             sources,
             checker,

@@ -19,13 +19,25 @@ const STDERR_KEEP: usize = 64 * 1024;
 pub enum Mode {
     Run,
     Check,
+    /// `run` on the reference tree walker, to compare with `Run`.
+    Tree,
 }
 
 impl Mode {
+    /// The name of the mode in findings (the command for `Run`/`Check`).
     pub fn arg(self) -> &'static str {
         match self {
             Mode::Run => "run",
             Mode::Check => "check",
+            Mode::Tree => "run-tree",
+        }
+    }
+
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Mode::Run => &["run"],
+            Mode::Check => &["check"],
+            Mode::Tree => &["run", "--engine=tree"],
         }
     }
 }
@@ -42,7 +54,12 @@ pub enum End {
 pub struct Outcome {
     pub end: End,
     pub stderr: String,
+    /// The first [`STDOUT_KEEP`] bytes the program printed.
+    pub stdout: Vec<u8>,
 }
+
+/// How much of a program's standard output is kept to compare engines.
+const STDOUT_KEEP: u64 = 1 << 20;
 
 /// Limits for one child.
 #[derive(Clone, Copy, Debug)]
@@ -53,15 +70,19 @@ pub struct Limits {
 
 /// Runs `twill MODE file` in `dir`.
 pub fn run(twill: &Path, mode: Mode, file: &Path, dir: &Path, limits: Limits) -> std::io::Result<Outcome> {
+    // Standard output goes to a file (a pipe could fill while nobody
+    // reads it), read back when the program has ended.
+    let out_path = dir.join(format!("stdout-{}.txt", mode.arg()));
+    let out_file = std::fs::File::create(&out_path)?;
     let mut cmd = Command::new(twill);
-    cmd.arg(mode.arg())
+    cmd.args(mode.args())
         .arg(file)
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("RUST_BACKTRACE")
         .env_remove("TWILL_CROSSCHECK")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(out_file)
         .stderr(Stdio::piped());
     let memory = limits.memory_bytes;
     // SAFETY: between fork and exec the closure calls only setrlimit,
@@ -118,7 +139,12 @@ pub fn run(twill: &Path, mode: Mode, file: &Path, dir: &Path, limits: Limits) ->
         .and_then(|r| r.join().ok())
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
-    Ok(Outcome { end, stderr })
+    let mut stdout = Vec::new();
+    if let Ok(f) = std::fs::File::open(&out_path) {
+        let _ = f.take(STDOUT_KEEP).read_to_end(&mut stdout);
+    }
+    let _ = std::fs::remove_file(&out_path);
+    Ok(Outcome { end, stderr, stdout })
 }
 
 /// A kind of finding.
@@ -141,6 +167,9 @@ pub enum Class {
     /// `run` and `check` disagree on whether the program has a static
     /// error (exit 2).
     Disagree,
+    /// The compiled engine and the tree walker printed different output,
+    /// different errors or ended differently.
+    Diverge,
 }
 
 impl Class {
@@ -154,6 +183,7 @@ impl Class {
             Class::Unlocated => "unlocated",
             Class::CheckRuntime => "check-exit-1",
             Class::Disagree => "run-check-disagree",
+            Class::Diverge => "engines-diverge",
         }
     }
 }
@@ -231,6 +261,7 @@ mod tests {
 
     fn out(end: End, stderr: &str) -> Outcome {
         Outcome {
+            stdout: Vec::new(),
             end,
             stderr: stderr.into(),
         }

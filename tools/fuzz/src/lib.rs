@@ -3,7 +3,10 @@
 //! golden corpus (`mutate`), deterministically from `(s, n)`; each program
 //! is run under both `twill run` and `twill check` with a memory cap and a
 //! timeout (`exec`), and anything that is not a clean exit 0, 1 or 2 with
-//! located diagnostics is a finding. Findings are told apart by class and
+//! located diagnostics is a finding; a program that ran cleanly runs again
+//! on the reference tree walker (`run --engine=tree`), and any difference
+//! in output, errors or exit status is a finding too. Findings are told
+//! apart by class and
 //! first line, saved once each (the program and the reason) under the
 //! findings directory, and counted in the [`Report`].
 //!
@@ -203,6 +206,21 @@ fn worker(
                 found.push((Class::Disagree, Mode::Check, reason, &check));
             }
         }
+        // The tree walker is the reference for the compiled engine: a
+        // program that ran cleanly runs again on it, from the same files.
+        // (`clock()` reads the time, so such a program is not compared.)
+        let tree;
+        if found.is_empty() && !text.windows(6).any(|w| w == b"clock(") {
+            for left in gen::SCRATCH_FILES {
+                let _ = std::fs::remove_file(scratch.join(left));
+            }
+            tree = exec::run(&cfg.twill, Mode::Tree, &file, &scratch, cfg.limits)?;
+            if let Some((class, reason)) = exec::verdict(Mode::Tree, &tree) {
+                found.push((class, Mode::Tree, reason, &tree));
+            } else if let Some(reason) = divergence(&run, &tree) {
+                found.push((Class::Diverge, Mode::Tree, reason, &tree));
+            }
+        }
         let mut r = report
             .lock()
             .map_err(|_| std::io::Error::other("a fuzz job panicked holding the report"))?;
@@ -248,6 +266,41 @@ fn disagreement(run: &Outcome, check: &Outcome) -> Option<String> {
             Some(format!("`run` exited {r} but `check` exited {c}"))
         }
         _ => None,
+    }
+}
+
+/// How the compiled engine's run differs from the tree walker's, if it
+/// does: the exit status, then standard error, then standard output.
+fn divergence(run: &Outcome, tree: &Outcome) -> Option<String> {
+    if run.end != tree.end {
+        return Some(format!("compiled: {:?}, tree walker: {:?}", run.end, tree.end));
+    }
+    if run.stderr != tree.stderr {
+        let line = first_difference(&run.stderr, &tree.stderr);
+        return Some(format!("standard error differs: {line}"));
+    }
+    if run.stdout != tree.stdout {
+        let (a, b) = (
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&tree.stdout),
+        );
+        return Some(format!("standard output differs: {}", first_difference(&a, &b)));
+    }
+    None
+}
+
+/// The first line where `a` and `b` differ, as `compiled | tree`.
+fn first_difference(a: &str, b: &str) -> String {
+    let mut la = a.lines();
+    let mut lb = b.lines();
+    loop {
+        match (la.next(), lb.next()) {
+            (Some(x), Some(y)) if x == y => continue,
+            (x, y) => {
+                let cut = |s: Option<&str>| s.unwrap_or("<end>").chars().take(70).collect::<String>();
+                return format!("{} | {}", cut(x), cut(y));
+            }
+        }
     }
 }
 
@@ -326,6 +379,7 @@ mod tests {
     #[test]
     fn only_a_static_error_on_one_side_is_a_disagreement() {
         let o = |c| Outcome {
+            stdout: Vec::new(),
             end: End::Exit(c),
             stderr: String::new(),
         };
@@ -333,6 +387,24 @@ mod tests {
         assert!(disagreement(&o(0), &o(2)).is_some());
         assert!(disagreement(&o(1), &o(0)).is_none());
         assert!(disagreement(&o(2), &o(2)).is_none());
+    }
+
+    #[test]
+    fn any_difference_between_the_engines_is_a_divergence() {
+        let o = |c, err: &str, out: &str| Outcome {
+            end: End::Exit(c),
+            stderr: err.into(),
+            stdout: out.as_bytes().to_vec(),
+        };
+        assert!(divergence(&o(0, "", "1\n2\n"), &o(0, "", "1\n2\n")).is_none());
+        assert!(divergence(&o(0, "", "1\n"), &o(1, "", "1\n")).is_some());
+        let err = divergence(&o(1, "error: a\n", ""), &o(1, "error: b\n", "")).unwrap();
+        assert!(err.contains("error: a | error: b"), "{err}");
+        let out = divergence(&o(0, "", "1\n2\n"), &o(0, "", "1\n3\n")).unwrap();
+        assert!(out.contains("2 | 3"), "{out}");
+        assert!(divergence(&o(0, "", "1\n"), &o(0, "", "1\n2\n"))
+            .unwrap()
+            .contains("<end> | 2"));
     }
 
     #[test]

@@ -1,0 +1,845 @@
+//! The compiled engine's bytecode and its compiler (spec §15): a function's
+//! HIR body becomes a register program, once, the first time it is called.
+//!
+//! Registers are the function's frame slots — its locals first, numbered as
+//! the checker numbered them, then the temporaries this compiler allocates
+//! — so a local is read in place and a compiled instruction and the tree
+//! walker see one and the same frame. The compiler translates what decides
+//! the speed of host code: literals, variables, arithmetic and comparisons
+//! (`interp::binary`, shared with the tree walker), `if`, `while`, `for` over
+//! a range as a counted loop, `and`/`or`/`not`, blocks, `let`, plain
+//! assignment, calls of user functions, `return`, `break` and `continue` as
+//! jumps. Every other expression (method calls, indexing, tensors,
+//! closures, `match`, …) and every other statement is an `Eval` or `Exec`
+//! instruction that runs the tree walker on that subtree in the same frame:
+//! the two engines share every rule and every message, and differ only in
+//! how they sequence control flow and host arithmetic. The golden test runs
+//! every program under both and compares the bytes.
+//!
+//! Invariant: a compiled program evaluates the same expressions in the
+//! same order as the tree walker, and reports the same error at the same
+//! span. Where a later operand could change a local read earlier (a block
+//! inside an expression), the earlier value is copied first.
+
+// The `_ =>` arms over HIR kinds here are the fallback to the tree walker:
+// a kind the compiler does not translate runs there, which is the
+// behaviour wanted for any kind added later too.
+#![allow(clippy::wildcard_enum_match_arm)]
+
+use twill_check::hir::{self, ExprKind as H, Stmt, Var};
+use twill_syntax::ast::BinOp;
+use twill_syntax::Span;
+
+use crate::value::Value;
+
+/// A binary operator's right operand.
+#[derive(Clone, Copy)]
+enum Operand {
+    Reg(u32),
+    Const(u32),
+}
+
+/// A jump target or loop exit that does not exist.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// What a Bool test is for, naming it in the error when the value is not
+/// a Bool (the tree walker's wording).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Truth {
+    If,
+    While,
+    And,
+    Or,
+    Not,
+}
+
+impl Truth {
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            Truth::If => "an `if` condition",
+            Truth::While => "a `while` condition",
+            Truth::And => "the operand of `and`",
+            Truth::Or => "the operand of `or`",
+            Truth::Not => "the operand of `not`",
+        }
+    }
+}
+
+/// One instruction. Operands are frame registers; `span` fields index
+/// [`Code::spans`], `k` [`Code::consts`], `e` [`Code::exprs`] and `s`
+/// [`Code::stmts`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    Const {
+        dst: u32,
+        k: u32,
+    },
+    Move {
+        dst: u32,
+        src: u32,
+    },
+    LoadGlobal {
+        dst: u32,
+        g: u32,
+        span: u32,
+    },
+    StoreGlobal {
+        g: u32,
+        src: u32,
+    },
+    LoadCapture {
+        dst: u32,
+        i: u32,
+    },
+    Binary {
+        op: BinOp,
+        dst: u32,
+        a: u32,
+        b: u32,
+        span: u32,
+    },
+    /// `a op consts[k]`: a binary operator with a literal right operand.
+    BinaryK {
+        op: BinOp,
+        dst: u32,
+        a: u32,
+        k: u32,
+        span: u32,
+    },
+    /// Jumps to `to` unless `a op b` (or `a op consts[b]` when `k`) is
+    /// true: a comparison fused with the test of an `if` or `while`.
+    JumpUnless {
+        op: BinOp,
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
+        span: u32,
+        test: u32,
+    },
+    Jump {
+        to: u32,
+    },
+    /// Jumps when `cond` is false (an error when it is not a Bool).
+    JumpIfNot {
+        cond: u32,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    /// Jumps when `cond` is true (an error when it is not a Bool).
+    JumpIf {
+        cond: u32,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    /// `dst = not src`.
+    Not {
+        dst: u32,
+        src: u32,
+        span: u32,
+    },
+    /// The interrupt check at a loop's back edge.
+    Poll {
+        span: u32,
+    },
+    /// Starts a `for` over the value in `it`: a range counts in `counter`;
+    /// anything else jumps to `other`.
+    ForPrep {
+        it: u32,
+        counter: u32,
+        other: u32,
+    },
+    /// The next element of the range in `it` into `var`, or a jump to
+    /// `exit` when there is none.
+    ForNext {
+        it: u32,
+        counter: u32,
+        var: u32,
+        exit: u32,
+    },
+    /// A `for` over a value that is not a range, run by the tree walker.
+    ForOther {
+        it: u32,
+        var: u32,
+        e: u32,
+        span: u32,
+    },
+    /// The arity check of a call, before its arguments are evaluated.
+    CheckCall {
+        callee: u32,
+        n: u32,
+        span: u32,
+    },
+    /// Calls the function in `callee` with the `n` arguments in registers
+    /// `args..args + n`.
+    Call {
+        dst: u32,
+        callee: u32,
+        args: u32,
+        n: u32,
+        span: u32,
+    },
+    /// Runs the tree walker on an expression; `break`/`continue` out of it
+    /// jump to `brk`/`cont` when the enclosing loop is compiled.
+    Eval {
+        dst: u32,
+        e: u32,
+        brk: u32,
+        cont: u32,
+    },
+    /// Runs the tree walker on a statement.
+    Exec {
+        s: u32,
+        brk: u32,
+        cont: u32,
+    },
+    /// `root = src` or `root op= src` (`interp::Interp::assign_simple`).
+    Assign {
+        root: Var,
+        op: Option<BinOp>,
+        src: u32,
+        span: u32,
+    },
+    Return {
+        src: u32,
+    },
+}
+
+/// A compiled function body. The pointers in `exprs` and `stmts` are into
+/// the HIR the code was compiled from; whoever holds the code keeps that
+/// HIR alive and unchanged (the engine's cache holds the function's `Rc`,
+/// a module's main body is compiled and run within one borrow of it).
+pub(crate) struct Code {
+    pub ops: Vec<Op>,
+    pub consts: Vec<Value>,
+    pub spans: Vec<Span>,
+    pub exprs: Vec<*const hir::Expr>,
+    pub stmts: Vec<*const Stmt>,
+    /// Registers the code uses: at least the function's locals.
+    pub frame: u32,
+}
+
+/// A loop being compiled: where `continue` goes, and the jumps to its exit
+/// to patch when the exit is known.
+struct Loop {
+    cont: u32,
+    exits: Vec<usize>,
+}
+
+struct Compiler {
+    code: Code,
+    /// Registers below this are the function's locals.
+    locals: u32,
+    /// The next free temporary.
+    next: u32,
+    loops: Vec<Loop>,
+}
+
+/// Compiles a function body whose frame has `num_locals` slots.
+pub(crate) fn compile(body: &hir::Expr, num_locals: u32) -> Code {
+    let mut c = Compiler {
+        code: Code {
+            ops: Vec::new(),
+            consts: Vec::new(),
+            spans: Vec::new(),
+            exprs: Vec::new(),
+            stmts: Vec::new(),
+            frame: num_locals,
+        },
+        locals: num_locals,
+        next: num_locals,
+        loops: Vec::new(),
+    };
+    let r = c.expr(body, None);
+    c.emit(Op::Return { src: r });
+    c.code
+}
+
+/// Whether evaluating `e` might assign a local of this frame (only a
+/// statement can, and statements hide in blocks and the kinds that hold
+/// them); conservative: any kind not listed might.
+fn writes_locals(e: &hir::Expr) -> bool {
+    match &e.kind {
+        H::Load(_)
+        | H::Int(_)
+        | H::Float(_)
+        | H::Bool(_)
+        | H::Str(_)
+        | H::Unit
+        | H::NoneValue
+        | H::DType(_)
+        | H::SelfFn => false,
+        H::Binary(_, a, b) | H::And(a, b) | H::Or(a, b) => writes_locals(a) || writes_locals(b),
+        H::Not(a) | H::Neg(a) | H::Field(a, _) => writes_locals(a),
+        H::CallGlobal(_, args) => args.iter().any(writes_locals),
+        H::Call(f, args) => writes_locals(f) || args.iter().any(writes_locals),
+        H::Builtin(_, args) => args.items.iter().any(|(_, a)| writes_locals(a)),
+        H::Method(m) => writes_locals(&m.receiver) || m.args.items.iter().any(|(_, a)| writes_locals(a)),
+        H::Index(base, items) => {
+            writes_locals(base)
+                || items.iter().any(|it| match it {
+                    hir::IndexItem::Single(e) => writes_locals(e),
+                    hir::IndexItem::Slice { start, stop, step } => [start, stop, step]
+                        .iter()
+                        .any(|b| b.as_deref().is_some_and(writes_locals)),
+                })
+        }
+        H::List(items) => items.iter().any(writes_locals),
+        H::Try(_)
+        | H::If(..)
+        | H::While(..)
+        | H::For { .. }
+        | H::Match(..)
+        | H::Block(_)
+        | H::Closure { .. }
+        | H::StructLit { .. }
+        | H::MutMethod(_)
+        | H::AssertDtype(..) => true,
+    }
+}
+
+/// A literal's value, for the constant-operand forms.
+fn literal(e: &hir::Expr) -> Option<Value> {
+    match &e.kind {
+        H::Int(i) => Some(Value::Int(*i)),
+        H::Float(x) => Some(Value::F64(*x)),
+        _ => None,
+    }
+}
+
+impl Compiler {
+    fn emit(&mut self, op: Op) -> usize {
+        self.code.ops.push(op);
+        self.code.ops.len() - 1
+    }
+
+    fn here(&self) -> u32 {
+        self.code.ops.len() as u32
+    }
+
+    fn temp(&mut self) -> u32 {
+        let t = self.next;
+        self.next += 1;
+        self.code.frame = self.code.frame.max(self.next);
+        t
+    }
+
+    fn span(&mut self, s: Span) -> u32 {
+        self.code.spans.push(s);
+        (self.code.spans.len() - 1) as u32
+    }
+
+    fn konst(&mut self, v: Value, dst: Option<u32>) -> u32 {
+        let d = dst.unwrap_or_else(|| self.temp());
+        self.code.consts.push(v);
+        let k = (self.code.consts.len() - 1) as u32;
+        self.emit(Op::Const { dst: d, k });
+        d
+    }
+
+    /// Sets the target of the jump at `at` to `to`.
+    fn patch(&mut self, at: usize, to: u32) {
+        if let Some(op) = self.code.ops.get_mut(at) {
+            match op {
+                Op::Jump { to: t }
+                | Op::JumpIfNot { to: t, .. }
+                | Op::JumpIf { to: t, .. }
+                | Op::JumpUnless { to: t, .. } => *t = to,
+                Op::ForPrep { other, .. } => *other = to,
+                Op::ForNext { exit, .. } => *exit = to,
+                Op::Eval { brk, .. } | Op::Exec { brk, .. } => *brk = to,
+                Op::Const { .. }
+                | Op::Move { .. }
+                | Op::LoadGlobal { .. }
+                | Op::StoreGlobal { .. }
+                | Op::LoadCapture { .. }
+                | Op::Binary { .. }
+                | Op::BinaryK { .. }
+                | Op::Not { .. }
+                | Op::Poll { .. }
+                | Op::ForOther { .. }
+                | Op::CheckCall { .. }
+                | Op::Call { .. }
+                | Op::Assign { .. }
+                | Op::Return { .. } => {}
+            }
+        }
+    }
+
+    /// The `(brk, cont)` targets of a tree-walker fallback emitted next:
+    /// the innermost compiled loop's, its exit patched when the loop
+    /// closes; none outside a loop.
+    fn loop_targets(&mut self) -> (u32, u32) {
+        let at = self.code.ops.len();
+        match self.loops.last_mut() {
+            Some(l) => {
+                l.exits.push(at);
+                (NONE, l.cont)
+            }
+            None => (NONE, NONE),
+        }
+    }
+
+    /// A tree-walker fallback for `e`, into `dst`.
+    fn fallback(&mut self, e: &hir::Expr, dst: Option<u32>) -> u32 {
+        let d = dst.unwrap_or_else(|| self.temp());
+        self.code.exprs.push(e as *const hir::Expr);
+        let idx = (self.code.exprs.len() - 1) as u32;
+        let (brk, cont) = self.loop_targets();
+        self.emit(Op::Eval {
+            dst: d,
+            e: idx,
+            brk,
+            cont,
+        });
+        d
+    }
+
+    /// Compiles `e`; its value ends up in `dst` when given, else in the
+    /// returned register (a local's own register when `e` reads one).
+    fn expr(&mut self, e: &hir::Expr, dst: Option<u32>) -> u32 {
+        match &e.kind {
+            H::Load(Var::Local(s)) => match dst {
+                Some(d) if d != *s => {
+                    self.emit(Op::Move { dst: d, src: *s });
+                    d
+                }
+                _ => *s,
+            },
+            H::Load(Var::Global(g)) => {
+                let d = dst.unwrap_or_else(|| self.temp());
+                let span = self.span(e.span);
+                self.emit(Op::LoadGlobal { dst: d, g: *g, span });
+                d
+            }
+            H::Load(Var::Capture(i)) => {
+                let d = dst.unwrap_or_else(|| self.temp());
+                self.emit(Op::LoadCapture { dst: d, i: *i });
+                d
+            }
+            H::Int(i) => self.konst(Value::Int(*i), dst),
+            H::Float(x) => self.konst(Value::F64(*x), dst),
+            H::Bool(b) => self.konst(Value::Bool(*b), dst),
+            H::Str(s) => self.konst(Value::Str(s.clone()), dst),
+            H::Unit => self.konst(Value::Unit, dst),
+            H::NoneValue => self.konst(Value::None, dst),
+            H::DType(d) => self.konst(Value::DType(*d), dst),
+            H::Binary(op, a, b) => {
+                let mark = self.next;
+                let (ra, rb) = self.operands(a, b);
+                // The operands are read before the result is written, so
+                // the result may reuse their temporaries.
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let span = self.span(e.span);
+                self.emit(match rb {
+                    Operand::Reg(b) => Op::Binary {
+                        op: *op,
+                        dst: d,
+                        a: ra,
+                        b,
+                        span,
+                    },
+                    Operand::Const(k) => Op::BinaryK {
+                        op: *op,
+                        dst: d,
+                        a: ra,
+                        k,
+                        span,
+                    },
+                });
+                d
+            }
+            H::Not(a) => {
+                let mark = self.next;
+                let ra = self.expr(a, None);
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let span = self.span(a.span);
+                self.emit(Op::Not {
+                    dst: d,
+                    src: ra,
+                    span,
+                });
+                d
+            }
+            H::And(a, b) | H::Or(a, b) => {
+                // and: a false or b false → false, else true.
+                // or:  a true or b true → true, else false.
+                let and = matches!(e.kind, H::And(..));
+                let what = if and { Truth::And } else { Truth::Or };
+                let d = dst.unwrap_or_else(|| self.temp());
+                let mut tests = Vec::with_capacity(2);
+                for x in [a, b] {
+                    let mark = self.next;
+                    let r = self.expr(x, None);
+                    self.next = mark;
+                    let span = self.span(x.span);
+                    tests.push(if and {
+                        self.emit(Op::JumpIfNot {
+                            cond: r,
+                            to: NONE,
+                            what,
+                            span,
+                        })
+                    } else {
+                        self.emit(Op::JumpIf {
+                            cond: r,
+                            to: NONE,
+                            what,
+                            span,
+                        })
+                    });
+                }
+                self.konst(Value::Bool(and), Some(d));
+                let done = self.emit(Op::Jump { to: NONE });
+                let short = self.here();
+                self.konst(Value::Bool(!and), Some(d));
+                let end = self.here();
+                for t in tests {
+                    self.patch(t, short);
+                }
+                self.patch(done, end);
+                d
+            }
+            H::If(c, t, o) => {
+                let d = dst.unwrap_or_else(|| self.temp());
+                let test = self.jump_unless(c, Truth::If);
+                self.expr(t, Some(d));
+                let done = self.emit(Op::Jump { to: NONE });
+                let at_else = self.here();
+                match o {
+                    Some(o) => {
+                        self.expr(o, Some(d));
+                    }
+                    None => {
+                        self.konst(Value::Unit, Some(d));
+                    }
+                }
+                let end = self.here();
+                self.patch(test, at_else);
+                self.patch(done, end);
+                d
+            }
+            H::Block(stmts) => {
+                let d = dst.unwrap_or_else(|| self.temp());
+                let n = stmts.len();
+                let mut valued = false;
+                for (i, s) in stmts.iter().enumerate() {
+                    let mark = self.next;
+                    match s {
+                        Stmt::Expr(e) if i + 1 == n => {
+                            self.expr(e, Some(d));
+                            valued = true;
+                        }
+                        _ => self.stmt(s),
+                    }
+                    self.next = mark;
+                }
+                if !valued {
+                    self.konst(Value::Unit, Some(d));
+                }
+                d
+            }
+            H::While(..) | H::For { .. } => {
+                self.looped(e);
+                self.konst(Value::Unit, dst)
+            }
+            H::CallGlobal(g, args) => {
+                let mark = self.next;
+                let callee = self.temp();
+                let span = self.span(e.span);
+                self.emit(Op::LoadGlobal {
+                    dst: callee,
+                    g: *g,
+                    span,
+                });
+                self.call(callee, args, span, dst, mark)
+            }
+            H::Call(f, args) => {
+                let mark = self.next;
+                let callee = self.temp();
+                self.expr(f, Some(callee));
+                let span = self.span(e.span);
+                self.call(callee, args, span, dst, mark)
+            }
+            _ => self.fallback(e, dst),
+        }
+    }
+
+    /// Both operands of a binary operator, the right one as a constant
+    /// when it is a literal. A local read on the left is copied first when
+    /// the right one might assign it.
+    fn operands(&mut self, a: &hir::Expr, b: &hir::Expr) -> (u32, Operand) {
+        let mut ra = self.expr(a, None);
+        if self.is_local(ra) && writes_locals(b) {
+            let t = self.temp();
+            self.emit(Op::Move { dst: t, src: ra });
+            ra = t;
+        }
+        let rb = match literal(b) {
+            Some(v) => {
+                self.code.consts.push(v);
+                Operand::Const((self.code.consts.len() - 1) as u32)
+            }
+            None => Operand::Reg(self.expr(b, None)),
+        };
+        (ra, rb)
+    }
+
+    /// The test of an `if` or `while`: a jump (to be patched) taken when
+    /// `c` is false; a comparison is fused with it.
+    fn jump_unless(&mut self, c: &hir::Expr, what: Truth) -> usize {
+        let mark = self.next;
+        let at = match &c.kind {
+            H::Binary(op, a, b) if op.is_comparison() => {
+                let (ra, rb) = self.operands(a, b);
+                let span = self.span(c.span);
+                let (b, k) = match rb {
+                    Operand::Reg(r) => (r, false),
+                    Operand::Const(k) => (k, true),
+                };
+                // The comparison's own span, then the test's (the same
+                // span: an error names the condition).
+                let test = span;
+                self.emit(Op::JumpUnless {
+                    op: *op,
+                    a: ra,
+                    b,
+                    k,
+                    to: NONE,
+                    what,
+                    span,
+                    test,
+                })
+            }
+            _ => {
+                let rc = self.expr(c, None);
+                let span = self.span(c.span);
+                self.emit(Op::JumpIfNot {
+                    cond: rc,
+                    to: NONE,
+                    what,
+                    span,
+                })
+            }
+        };
+        self.next = mark;
+        at
+    }
+
+    /// Compiles `e` for its effect only: a block, `if` or loop whose value
+    /// nobody reads materialises none.
+    fn effect(&mut self, e: &hir::Expr) {
+        match &e.kind {
+            H::Block(stmts) => {
+                for s in stmts.iter() {
+                    let mark = self.next;
+                    self.stmt(s);
+                    self.next = mark;
+                }
+            }
+            H::If(c, t, o) => {
+                let test = self.jump_unless(c, Truth::If);
+                self.effect(t);
+                match o {
+                    Some(o) => {
+                        let done = self.emit(Op::Jump { to: NONE });
+                        let at_else = self.here();
+                        self.effect(o);
+                        let end = self.here();
+                        self.patch(test, at_else);
+                        self.patch(done, end);
+                    }
+                    None => {
+                        let end = self.here();
+                        self.patch(test, end);
+                    }
+                }
+            }
+            H::While(..) | H::For { .. } => {
+                self.looped(e);
+            }
+            _ => {
+                let mark = self.next;
+                self.expr(e, None);
+                self.next = mark;
+            }
+        }
+    }
+
+    fn is_local(&self, r: u32) -> bool {
+        r < self.locals
+    }
+
+    /// A call of the function in `callee` (a temporary allocated at
+    /// `mark`); the result may reuse it, as the call reads it first.
+    fn call(&mut self, callee: u32, args: &[hir::Expr], span: u32, dst: Option<u32>, mark: u32) -> u32 {
+        let n = args.len() as u32;
+        self.emit(Op::CheckCall { callee, n, span });
+        let first = self.next;
+        for _ in 0..n {
+            self.temp();
+        }
+        for (k, a) in args.iter().enumerate() {
+            self.expr(a, Some(first + k as u32));
+        }
+        self.next = mark;
+        let d = dst.unwrap_or_else(|| self.temp());
+        self.emit(Op::Call {
+            dst: d,
+            callee,
+            args: first,
+            n,
+            span,
+        });
+        d
+    }
+
+    /// A `while` or `for` loop (its value, Unit, is the caller's).
+    fn looped(&mut self, e: &hir::Expr) {
+        match &e.kind {
+            H::While(c, body) => {
+                let head = self.here();
+                let test = self.jump_unless(c, Truth::While);
+                let poll = self.span(body.span);
+                self.emit(Op::Poll { span: poll });
+                self.loops.push(Loop {
+                    cont: head,
+                    exits: vec![test],
+                });
+                self.effect(body);
+                self.emit(Op::Jump { to: head });
+                self.close_loop();
+            }
+            H::For { slot, iter, body } => {
+                let outer = self.next;
+                let it = self.temp();
+                self.expr(iter, Some(it));
+                // The index, and beside it the range's length.
+                let counter = self.temp();
+                self.temp();
+                let prep = self.emit(Op::ForPrep {
+                    it,
+                    counter,
+                    other: NONE,
+                });
+                let head = self.here();
+                let next = self.emit(Op::ForNext {
+                    it,
+                    counter,
+                    var: *slot,
+                    exit: NONE,
+                });
+                let poll = self.span(body.span);
+                self.emit(Op::Poll { span: poll });
+                self.loops.push(Loop {
+                    cont: head,
+                    exits: vec![next],
+                });
+                self.effect(body);
+                self.emit(Op::Jump { to: head });
+                let other = self.here();
+                self.patch(prep, other);
+                self.code.exprs.push(&**body as *const hir::Expr);
+                let e_idx = (self.code.exprs.len() - 1) as u32;
+                let span = self.span(iter.span);
+                self.emit(Op::ForOther {
+                    it,
+                    var: *slot,
+                    e: e_idx,
+                    span,
+                });
+                self.close_loop();
+                self.next = outer;
+            }
+            _ => self.effect(e),
+        }
+    }
+
+    /// Ends the innermost loop: its exits jump here.
+    fn close_loop(&mut self) {
+        let end = self.here();
+        if let Some(l) = self.loops.pop() {
+            for at in l.exits {
+                self.patch(at, end);
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Expr(e) => self.effect(e),
+            Stmt::Let {
+                var,
+                value,
+                check: None,
+            } => match var {
+                Var::Local(slot) => {
+                    if matches!(value.kind, H::Block(_) | H::If(..) | H::While(..) | H::For { .. }) {
+                        let r = self.expr(value, None);
+                        self.emit(Op::Move { dst: *slot, src: r });
+                    } else {
+                        self.expr(value, Some(*slot));
+                    }
+                }
+                Var::Global(g) => {
+                    let r = self.expr(value, None);
+                    self.emit(Op::StoreGlobal { g: *g, src: r });
+                }
+                // The checker never binds a capture; evaluate for effect.
+                Var::Capture(_) => {
+                    self.expr(value, None);
+                }
+            },
+            Stmt::Assign(a) if a.path.is_empty() && a.check.is_none() => {
+                // `x = e` into a local writes the register directly, as the
+                // last step of `e` (a block or `if` goes through a
+                // temporary, as for `let`).
+                if let (Var::Local(slot), None) = (a.root, a.op) {
+                    if !matches!(
+                        a.value.kind,
+                        H::Block(_) | H::If(..) | H::While(..) | H::For { .. }
+                    ) {
+                        self.expr(&a.value, Some(slot));
+                        return;
+                    }
+                }
+                let r = self.expr(&a.value, None);
+                let span = self.span(a.span);
+                self.emit(Op::Assign {
+                    root: a.root,
+                    op: a.op,
+                    src: r,
+                    span,
+                });
+            }
+            Stmt::Return(e, _) => {
+                let r = match e {
+                    Some(e) => self.expr(e, None),
+                    None => self.konst(Value::Unit, None),
+                };
+                self.emit(Op::Return { src: r });
+            }
+            Stmt::Break if !self.loops.is_empty() => {
+                let at = self.emit(Op::Jump { to: NONE });
+                if let Some(l) = self.loops.last_mut() {
+                    l.exits.push(at);
+                }
+            }
+            Stmt::Continue if !self.loops.is_empty() => {
+                let cont = self.loops.last().map_or(NONE, |l| l.cont);
+                self.emit(Op::Jump { to: cont });
+            }
+            Stmt::Let { .. } | Stmt::Assign(_) | Stmt::Break | Stmt::Continue => {
+                self.code.stmts.push(s as *const Stmt);
+                let idx = (self.code.stmts.len() - 1) as u32;
+                let (brk, cont) = self.loop_targets();
+                self.emit(Op::Exec { s: idx, brk, cont });
+            }
+        }
+    }
+}
