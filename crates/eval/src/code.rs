@@ -26,7 +26,7 @@
 // behaviour wanted for any kind added later too.
 #![allow(clippy::wildcard_enum_match_arm)]
 
-use twill_check::hir::{self, ExprKind as H, Stmt, Var};
+use twill_check::hir::{self, ExprKind as H, Member, PathElem, Stmt, Var};
 use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
 
@@ -203,9 +203,41 @@ pub(crate) enum Op {
         src: u32,
         span: u32,
     },
+    /// `dst = base.members[m]` (`builtins::field`).
+    Field {
+        dst: u32,
+        base: u32,
+        m: u32,
+        span: u32,
+    },
+    /// `dst = base[idx]` with one index (`builtins::index`); `ispan` is the
+    /// index's own span.
+    Index {
+        dst: u32,
+        base: u32,
+        idx: u32,
+        span: u32,
+        ispan: u32,
+    },
+    /// `root.path… op= src` through the steps `paths[path]`
+    /// (`interp::Interp::assign_keys`).
+    AssignPath {
+        root: Var,
+        op: Option<BinOp>,
+        src: u32,
+        path: u32,
+        span: u32,
+    },
     Return {
         src: u32,
     },
+}
+
+/// One step of an assignment's path: an index in a register, or a field.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Step {
+    Index { reg: u32, span: u32 },
+    Field { m: u32, span: u32 },
 }
 
 /// A compiled function body. The pointers in `exprs` and `stmts` are into
@@ -218,6 +250,13 @@ pub(crate) struct Code {
     pub spans: Vec<Span>,
     pub exprs: Vec<*const hir::Expr>,
     pub stmts: Vec<*const Stmt>,
+    pub members: Vec<Member>,
+    /// Per member, the struct definition a field read by name last found
+    /// and the offset it found there (an inline cache: a field whose type
+    /// the checker did not know is looked up once per definition). The
+    /// cache holds the definition, so its address cannot be reused.
+    pub field_cache: Vec<std::cell::RefCell<Option<(std::rc::Rc<hir::StructDef>, u32)>>>,
+    pub paths: Vec<Vec<Step>>,
     /// Registers the code uses: at least the function's locals.
     pub frame: u32,
 }
@@ -247,6 +286,9 @@ pub(crate) fn compile(body: &hir::Expr, num_locals: u32) -> Code {
             spans: Vec::new(),
             exprs: Vec::new(),
             stmts: Vec::new(),
+            members: Vec::new(),
+            field_cache: Vec::new(),
+            paths: Vec::new(),
             frame: num_locals,
         },
         locals: num_locals,
@@ -364,6 +406,9 @@ impl Compiler {
                 | Op::CheckCall { .. }
                 | Op::Call { .. }
                 | Op::Assign { .. }
+                | Op::Field { .. }
+                | Op::Index { .. }
+                | Op::AssignPath { .. }
                 | Op::Return { .. } => {}
             }
         }
@@ -566,8 +611,92 @@ impl Compiler {
                 let span = self.span(e.span);
                 self.call(callee, args, span, dst, mark)
             }
+            H::Field(base, member) => {
+                let mark = self.next;
+                let rb = self.expr(base, None);
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let m = self.member(*member);
+                let span = self.span(e.span);
+                self.emit(Op::Field {
+                    dst: d,
+                    base: rb,
+                    m,
+                    span,
+                });
+                d
+            }
+            H::Index(base, items) => match &items[..] {
+                [hir::IndexItem::Single(i)] => {
+                    let mark = self.next;
+                    let mut rb = self.expr(base, None);
+                    if self.is_local(rb) && writes_locals(i) {
+                        let t = self.temp();
+                        self.emit(Op::Move { dst: t, src: rb });
+                        rb = t;
+                    }
+                    let ri = self.expr(i, None);
+                    self.next = mark;
+                    let d = dst.unwrap_or_else(|| self.temp());
+                    let span = self.span(e.span);
+                    let ispan = self.span(i.span);
+                    self.emit(Op::Index {
+                        dst: d,
+                        base: rb,
+                        idx: ri,
+                        span,
+                        ispan,
+                    });
+                    d
+                }
+                _ => self.fallback(e, dst),
+            },
             _ => self.fallback(e, dst),
         }
+    }
+
+    /// `a.root.path… op= value` with every index a single one: the value
+    /// first, then the indices, as the tree walker evaluates them.
+    fn assign_path(&mut self, a: &hir::Assign) -> bool {
+        let simple = a.path.iter().all(|p| match p {
+            PathElem::Index(items, _) => matches!(&items[..], [hir::IndexItem::Single(_)]),
+            PathElem::Field(..) => true,
+        });
+        if !simple || a.check.is_some() {
+            return false;
+        }
+        let src = self.temp();
+        self.expr(&a.value, Some(src));
+        let mut steps = Vec::with_capacity(a.path.len());
+        for p in &a.path {
+            steps.push(match p {
+                PathElem::Index(items, span) => {
+                    let r = self.temp();
+                    if let [hir::IndexItem::Single(i)] = &items[..] {
+                        self.expr(i, Some(r));
+                    }
+                    Step::Index {
+                        reg: r,
+                        span: self.span(*span),
+                    }
+                }
+                PathElem::Field(member, span) => Step::Field {
+                    m: self.member(*member),
+                    span: self.span(*span),
+                },
+            });
+        }
+        self.code.paths.push(steps);
+        let path = (self.code.paths.len() - 1) as u32;
+        let span = self.span(a.span);
+        self.emit(Op::AssignPath {
+            root: a.root,
+            op: a.op,
+            src,
+            path,
+            span,
+        });
+        true
     }
 
     /// Both operands of a binary operator, the right one as a constant
@@ -669,6 +798,12 @@ impl Compiler {
                 self.next = mark;
             }
         }
+    }
+
+    fn member(&mut self, m: Member) -> u32 {
+        self.code.members.push(m);
+        self.code.field_cache.push(std::cell::RefCell::new(None));
+        (self.code.members.len() - 1) as u32
     }
 
     fn is_local(&self, r: u32) -> bool {
@@ -817,6 +952,7 @@ impl Compiler {
                     span,
                 });
             }
+            Stmt::Assign(a) if self.assign_path(a) => {}
             Stmt::Return(e, _) => {
                 let r = match e {
                     Some(e) => self.expr(e, None),

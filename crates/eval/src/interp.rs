@@ -80,7 +80,7 @@ pub enum Engine {
 }
 
 /// An evaluated assignment-path step.
-enum Key {
+pub(crate) enum Key {
     Index(Value, Span),
     Field(Member, Span),
 }
@@ -933,6 +933,96 @@ impl Interp {
                     let v = fast_clone(&self.stack[base + src as usize]);
                     self.assign_simple(root, op, v, span(s), f)?;
                 }
+                Op::Field {
+                    dst,
+                    base: b,
+                    m,
+                    span: s,
+                } => {
+                    let bv = &self.stack[base + b as usize];
+                    let member = code
+                        .members
+                        .get(m as usize)
+                        .copied()
+                        .unwrap_or(Member::Dynamic(Sym(0), None));
+                    let cached = |st: &StructVal| {
+                        let c = code.field_cache.get(m as usize)?.borrow();
+                        let (def, at) = c.as_ref()?;
+                        Rc::ptr_eq(def, &st.def).then_some(*at as usize)
+                    };
+                    let v = match (bv, member) {
+                        (Value::Struct(st), Member::Offset(i, _)) if (i as usize) < st.fields.len() => {
+                            fast_clone(&st.fields[i as usize])
+                        }
+                        (Value::Struct(st), Member::Dynamic(sym, _)) => {
+                            let at = cached(st).or_else(|| {
+                                let at = st.def.field_offset(sym)?;
+                                if let Some(c) = code.field_cache.get(m as usize) {
+                                    *c.borrow_mut() = Some((st.def.clone(), at as u32));
+                                }
+                                Some(at)
+                            });
+                            match at.and_then(|i| st.fields.get(i)) {
+                                Some(v) => fast_clone(v),
+                                None => {
+                                    let bv = bv.clone();
+                                    builtins::field(self, &bv, member, span(s))?
+                                }
+                            }
+                        }
+                        _ => {
+                            let bv = bv.clone();
+                            builtins::field(self, &bv, member, span(s))?
+                        }
+                    };
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::Index {
+                    dst,
+                    base: b,
+                    idx,
+                    span: s,
+                    ispan,
+                } => {
+                    let (bv, iv) = (&self.stack[base + b as usize], &self.stack[base + idx as usize]);
+                    let v = match (bv, iv) {
+                        (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
+                            fast_clone(&items[*i as usize])
+                        }
+                        _ => {
+                            let (bv, iv) = (bv.clone(), iv.clone());
+                            builtins::index(&bv, &[IndexKey::Single(iv, span(ispan))], span(s))?
+                        }
+                    };
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::AssignPath {
+                    root,
+                    op,
+                    src,
+                    path,
+                    span: s,
+                } => {
+                    let steps = code.paths.get(path as usize).map_or(&[][..], |p| &p[..]);
+                    let mut keys = Vec::with_capacity(steps.len());
+                    for st in steps {
+                        keys.push(match *st {
+                            code::Step::Index { reg, span: is } => Key::Index(
+                                std::mem::replace(&mut self.stack[base + reg as usize], Value::Unit),
+                                span(is),
+                            ),
+                            code::Step::Field { m, span: fs } => Key::Field(
+                                code.members
+                                    .get(m as usize)
+                                    .copied()
+                                    .unwrap_or(Member::Dynamic(Sym(0), None)),
+                                span(fs),
+                            ),
+                        });
+                    }
+                    let v = std::mem::replace(&mut self.stack[base + src as usize], Value::Unit);
+                    self.assign_keys(root, keys, op, v, span(s), None, Span::default(), f)?;
+                }
                 Op::Return { src } => {
                     return Ok(std::mem::replace(
                         &mut self.stack[base + src as usize],
@@ -1068,8 +1158,25 @@ impl Interp {
         check: Option<&RtType>,
         f: Frame,
     ) -> R<()> {
-        let mut v = self.eval(value, f)?;
+        let v = self.eval(value, f)?;
         let keys = self.path_keys(path, f)?;
+        self.assign_keys(root, keys, op, v, span, check, value.span, f)
+    }
+
+    /// The rest of an assignment once its value and path are evaluated
+    /// (both engines assign through here).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assign_keys(
+        &mut self,
+        root: Var,
+        keys: Vec<Key>,
+        op: Option<BinOp>,
+        mut v: Value,
+        span: Span,
+        check: Option<&RtType>,
+        value_span: Span,
+        f: Frame,
+    ) -> R<()> {
         if keys.is_empty() {
             if let Some(op) = op {
                 let cur = self.load(root, f, span)?;
@@ -1078,7 +1185,7 @@ impl Interp {
             if let Some(rt) = check {
                 v = conform(v, rt).or_else(|(want, got)| {
                     fail(
-                        value.span,
+                        value_span,
                         format!("cannot assign a `{got}` to a variable of type `{want}`"),
                     )
                 })?;
