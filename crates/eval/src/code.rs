@@ -240,6 +240,9 @@ pub(crate) enum Step {
     Field { m: u32, span: u32 },
 }
 
+/// One field read's inline cache (see [`Code::field_cache`]).
+pub(crate) type FieldCache = std::cell::RefCell<Option<(std::rc::Rc<hir::StructDef>, u32)>>;
+
 /// A compiled function body. The pointers in `exprs` and `stmts` are into
 /// the HIR the code was compiled from; whoever holds the code keeps that
 /// HIR alive and unchanged (the engine's cache holds the function's `Rc`,
@@ -255,7 +258,7 @@ pub(crate) struct Code {
     /// and the offset it found there (an inline cache: a field whose type
     /// the checker did not know is looked up once per definition). The
     /// cache holds the definition, so its address cannot be reused.
-    pub field_cache: Vec<std::cell::RefCell<Option<(std::rc::Rc<hir::StructDef>, u32)>>>,
+    pub field_cache: Vec<FieldCache>,
     pub paths: Vec<Vec<Step>>,
     /// Registers the code uses: at least the function's locals.
     pub frame: u32,
