@@ -280,3 +280,24 @@ fn bad_utf8_in_a_program_is_reported_at_its_line_and_column() {
     );
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--engine=tree` runs the reference tree walker; both engines print the
+/// same bytes and report the same error; an unknown engine is a usage
+/// error.
+#[test]
+fn the_engine_can_be_chosen_and_both_agree() {
+    let src = "fn f(n) { var s = 0\n for i in range(n) { s += i * i }\n s }\nprint(f(10), f(100))\nprint(1 // 0)\n";
+    let compiled = twill(&["run", "-"], src);
+    let tree = twill(&["run", "--engine=tree", "-"], src);
+    let explicit = twill(&["run", "--engine=compiled", "-"], src);
+    assert_eq!(stdout(&compiled), "285 328350\n");
+    for o in [&tree, &explicit] {
+        assert_eq!(stdout(o), stdout(&compiled));
+        assert_eq!(stderr(o), stderr(&compiled));
+        assert_eq!(o.status.code(), Some(1));
+    }
+    assert!(stderr(&compiled).contains("<stdin>:5:7"), "{}", stderr(&compiled));
+    let bad = twill(&["run", "--engine=jit", "-"], src);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("unknown engine `jit`"), "{}", stderr(&bad));
+}
