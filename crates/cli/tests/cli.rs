@@ -286,7 +286,8 @@ fn bad_utf8_in_a_program_is_reported_at_its_line_and_column() {
 /// error.
 #[test]
 fn the_engine_can_be_chosen_and_both_agree() {
-    let src = "fn f(n) { var s = 0\n for i in range(n) { s += i * i }\n s }\nprint(f(10), f(100))\nprint(1 // 0)\n";
+    let src =
+        "fn f(n) { var s = 0\n for i in range(n) { s += i * i }\n s }\nprint(f(10), f(100))\nprint(1 // 0)\n";
     let compiled = twill(&["run", "-"], src);
     let tree = twill(&["run", "--engine=tree", "-"], src);
     let explicit = twill(&["run", "--engine=compiled", "-"], src);
