@@ -219,6 +219,21 @@ pub(crate) enum Op {
         span: u32,
         ispan: u32,
     },
+    /// A builtin call, `exprs[e]` (a `Builtin` node), with its arguments'
+    /// values in `args..` in the node's order (`builtins::call_builtin`).
+    CallBuiltin {
+        dst: u32,
+        args: u32,
+        e: u32,
+    },
+    /// A method call, `exprs[e]` (a `Method` node), with the receiver in
+    /// `recv` and the arguments in `args..` (`builtins::call_method`).
+    CallMethod {
+        dst: u32,
+        recv: u32,
+        args: u32,
+        e: u32,
+    },
     /// `root.path… op= src` through the steps `paths[path]`
     /// (`interp::Interp::assign_keys`).
     AssignPath {
@@ -411,6 +426,8 @@ impl Compiler {
                 | Op::Assign { .. }
                 | Op::Field { .. }
                 | Op::Index { .. }
+                | Op::CallBuiltin { .. }
+                | Op::CallMethod { .. }
                 | Op::AssignPath { .. }
                 | Op::Return { .. } => {}
             }
@@ -629,6 +646,35 @@ impl Compiler {
                 });
                 d
             }
+            H::Builtin(_, args) => {
+                let mark = self.next;
+                let first = self.arg_values(args.items.iter().map(|(_, a)| a));
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let e_idx = self.node(e);
+                self.emit(Op::CallBuiltin {
+                    dst: d,
+                    args: first,
+                    e: e_idx,
+                });
+                d
+            }
+            H::Method(m) => {
+                let mark = self.next;
+                let recv = self.temp();
+                self.expr(&m.receiver, Some(recv));
+                let first = self.arg_values(m.args.items.iter().map(|(_, a)| a));
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let e_idx = self.node(e);
+                self.emit(Op::CallMethod {
+                    dst: d,
+                    recv,
+                    args: first,
+                    e: e_idx,
+                });
+                d
+            }
             H::Index(base, items) => match &items[..] {
                 [hir::IndexItem::Single(i)] => {
                     let mark = self.next;
@@ -801,6 +847,26 @@ impl Compiler {
                 self.next = mark;
             }
         }
+    }
+
+    /// Evaluates `args` into fresh consecutive temporaries, in order; the
+    /// first one's register.
+    fn arg_values<'e>(&mut self, args: impl ExactSizeIterator<Item = &'e hir::Expr>) -> u32 {
+        let first = self.next;
+        let n = args.len();
+        for _ in 0..n {
+            self.temp();
+        }
+        for (k, a) in args.enumerate() {
+            self.expr(a, Some(first + k as u32));
+        }
+        first
+    }
+
+    /// `e` in the table of HIR nodes instructions refer to.
+    fn node(&mut self, e: &hir::Expr) -> u32 {
+        self.code.exprs.push(e as *const hir::Expr);
+        (self.code.exprs.len() - 1) as u32
     }
 
     fn member(&mut self, m: Member) -> u32 {

@@ -996,6 +996,34 @@ impl Interp {
                     };
                     self.stack[base + dst as usize] = v;
                 }
+                Op::CallBuiltin { dst, args, e } => {
+                    let Some(&e) = code.exprs.get(e as usize) else {
+                        continue;
+                    };
+                    // SAFETY: as for `ForOther`.
+                    let e = unsafe { &*e };
+                    let H::Builtin(b, hargs) = &e.kind else {
+                        continue;
+                    };
+                    let slots = self.take_slots(base + args as usize, hargs);
+                    let v = builtins::call_builtin(self, *b, slots, ArgSpans(hargs), e.span)?;
+                    self.stack[base + dst as usize] = v;
+                }
+                Op::CallMethod { dst, recv, args, e } => {
+                    let Some(&e) = code.exprs.get(e as usize) else {
+                        continue;
+                    };
+                    // SAFETY: as for `ForOther`.
+                    let e = unsafe { &*e };
+                    let H::Method(m) = &e.kind else {
+                        continue;
+                    };
+                    let r = std::mem::replace(&mut self.stack[base + recv as usize], Value::Unit);
+                    let slots = self.take_slots(base + args as usize, &m.args);
+                    let v =
+                        builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)?;
+                    self.stack[base + dst as usize] = v;
+                }
                 Op::AssignPath {
                     root,
                     op,
@@ -1553,6 +1581,19 @@ impl Interp {
     }
 
     /// Evaluates call arguments in source order into their slots.
+    /// The argument slots of a call whose values compiled code left in the
+    /// registers from `at` on, in `args`' order (as `eval_slots` makes them).
+    fn take_slots(&mut self, at: usize, args: &hir::Args) -> Vec<Option<Value>> {
+        let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
+        for (k, (slot, _)) in args.items.iter().enumerate() {
+            let v = std::mem::replace(&mut self.stack[at + k], Value::Unit);
+            if let Some(s) = slots.get_mut(*slot as usize) {
+                *s = Some(v);
+            }
+        }
+        slots
+    }
+
     pub(crate) fn eval_slots(&mut self, args: &hir::Args, f: Frame) -> R<Vec<Option<Value>>> {
         let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
         for (slot, e) in &args.items {
