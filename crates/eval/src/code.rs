@@ -6,15 +6,20 @@
 //! — so a local is read in place and a compiled instruction and the tree
 //! walker see one and the same frame. The compiler translates what decides
 //! the speed of host code: literals, variables, arithmetic and comparisons
-//! (`interp::binary`, shared with the tree walker), `if`, `while`, `for` over
-//! a range as a counted loop, `and`/`or`/`not`, blocks, `let`, plain
-//! assignment, calls of user functions, `return`, `break` and `continue` as
-//! jumps. Every other expression (method calls, indexing, tensors,
-//! closures, `match`, …) and every other statement is an `Eval` or `Exec`
-//! instruction that runs the tree walker on that subtree in the same frame:
-//! the two engines share every rule and every message, and differ only in
-//! how they sequence control flow and host arithmetic. The golden test runs
-//! every program under both and compares the bytes.
+//! (Int and F64 inline, the rest through `interp::binary`, shared with the
+//! tree walker), a comparison fused with the `if`/`while` test that reads
+//! it, a literal right operand as a constant, `for` over a range as a
+//! counted loop, `and`/`or`/`not`, blocks, `let`, assignment (plain,
+//! compound, and through fields and single indices), field reads, single
+//! index reads, calls of user functions, builtins and methods (arguments
+//! in registers, then the shared `call_builtin`/`call_method`), `return`,
+//! `break` and `continue` as jumps. Every other expression (slices,
+//! closures, `match`, list and struct literals, …) and statement is an
+//! `Eval` or `Exec` instruction that runs the tree walker on that subtree
+//! in the same frame: the two engines share every rule and every message,
+//! and differ only in how they sequence evaluation. The golden test runs
+//! every program under both and compares the bytes; the fuzzer compares
+//! them on every program it runs cleanly.
 //!
 //! Invariant: a compiled program evaluates the same expressions in the
 //! same order as the tree walker, and reports the same error at the same
