@@ -927,6 +927,13 @@ impl Interp {
                                 self.stack[d] = Value::Int(a + b);
                                 continue;
                             }
+                            // F64s: what `assign_simple` computes, inline.
+                            (Some(op), Value::F64(_), Value::F64(_)) => {
+                                if let Some(v) = number_fast(op, &self.stack[d], &self.stack[r]) {
+                                    self.stack[d] = v;
+                                    continue;
+                                }
+                            }
                             _ => {}
                         }
                     }
