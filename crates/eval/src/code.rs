@@ -224,6 +224,14 @@ pub(crate) enum Op {
         span: u32,
         ispan: u32,
     },
+    /// A list literal with no list literal among its items, whose values
+    /// are in `args..args + n` (`interp::list_value`).
+    MakeList {
+        dst: u32,
+        args: u32,
+        n: u32,
+        span: u32,
+    },
     /// A builtin call, `exprs[e]` (a `Builtin` node), with its arguments'
     /// values in `args..` in the node's order (`builtins::call_builtin`).
     CallBuiltin {
@@ -431,6 +439,7 @@ impl Compiler {
                 | Op::Assign { .. }
                 | Op::Field { .. }
                 | Op::Index { .. }
+                | Op::MakeList { .. }
                 | Op::CallBuiltin { .. }
                 | Op::CallMethod { .. }
                 | Op::AssignPath { .. }
@@ -647,6 +656,20 @@ impl Compiler {
                     dst: d,
                     base: rb,
                     m,
+                    span,
+                });
+                d
+            }
+            H::List(items) if !items.iter().any(|i| matches!(i.kind, H::List(_))) => {
+                let mark = self.next;
+                let first = self.arg_values(items.iter());
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let span = self.span(e.span);
+                self.emit(Op::MakeList {
+                    dst: d,
+                    args: first,
+                    n: items.len() as u32,
                     span,
                 });
                 d

@@ -1003,6 +1003,15 @@ impl Interp {
                     };
                     self.stack[base + dst as usize] = v;
                 }
+                Op::MakeList {
+                    dst,
+                    args,
+                    n,
+                    span: s,
+                } => {
+                    let v = self.vm_list(base + args as usize, n as usize, span(s))?;
+                    self.stack[base + dst as usize] = v;
+                }
                 Op::CallBuiltin { dst, args, e } => {
                     let Some(&e) = code.exprs.get(e as usize) else {
                         continue;
@@ -1300,6 +1309,60 @@ impl Interp {
     }
 }
 
+/// The value of a list literal (spec §4): a tensor when its leaves are all
+/// numbers or all Bools (and it is regular), else an Arr; both engines make
+/// every list literal here.
+fn list_value(lit: Lit, span: Span) -> R<Value> {
+    // A flat list with an item that is neither a number nor a Bool (or
+    // with no items) is an Arr whatever the rest are: no leaves to gather.
+    if let Lit::List(items) = &lit {
+        let flat = items.iter().all(|i| matches!(i, Lit::Leaf(_)));
+        let other = |i: &Lit| matches!(i, Lit::Leaf(v) if !matches!(v, Value::Int(_) | Value::F64(_) | Value::Bool(_)));
+        if flat && (items.is_empty() || items.iter().any(other)) {
+            return Ok(lit.into_value());
+        }
+    }
+    let mut leaves = Vec::new();
+    let mut shape = Vec::new();
+    let mut regular = true;
+    collect_leaves(&lit, 0, &mut shape, &mut leaves, &mut regular);
+    let all_numbers = !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Int(_) | Value::F64(_)));
+    let all_bools = !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Bool(_)));
+    let nested = matches!(&lit, Lit::List(items) if items.iter().any(|i| matches!(i, Lit::List(_))));
+    if all_numbers || all_bools {
+        if !regular {
+            return fail(
+                span,
+                "ragged nested list: every row of a tensor literal must have the same length",
+            );
+        }
+        let t = if all_bools {
+            let v: Vec<bool> = leaves.iter().map(|v| matches!(v, Value::Bool(true))).collect();
+            Tensor::from_vec(v, shape)
+        } else {
+            let v: Vec<f64> = leaves
+                .iter()
+                .map(|v| match v {
+                    Value::Int(i) => *i as f64,
+                    Value::F64(x) => *x,
+                    _ => 0.0,
+                })
+                .collect();
+            Tensor::from_vec(v, shape)
+        };
+        return t.map(tensor_value).or_else(|e| terr(span, e));
+    }
+    if nested
+        && leaves
+            .iter()
+            .all(|v| matches!(v, Value::Int(_) | Value::F64(_) | Value::Bool(_)))
+        && !leaves.is_empty()
+    {
+        return fail(span, "a tensor literal cannot mix numbers and Bools");
+    }
+    Ok(lit.into_value())
+}
+
 /// `x op y` on host values, with the Int and F64 fast paths; both engines
 /// evaluate every binary operator here.
 #[inline(always)]
@@ -1533,48 +1596,18 @@ impl Interp {
     /// make an f64 tensor, all Bools a bool tensor, anything else an Arr.
     pub(crate) fn eval_list(&mut self, items: &[hir::Expr], f: Frame, span: Span) -> R<Value> {
         let lit = self.eval_lit(items, f)?;
-        let mut leaves = Vec::new();
-        let mut shape = Vec::new();
-        let mut regular = true;
-        collect_leaves(&lit, 0, &mut shape, &mut leaves, &mut regular);
-        let all_numbers =
-            !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Int(_) | Value::F64(_)));
-        let all_bools = !leaves.is_empty() && leaves.iter().all(|v| matches!(v, Value::Bool(_)));
-        let nested = matches!(&lit, Lit::List(items) if items.iter().any(|i| matches!(i, Lit::List(_))));
-        if all_numbers || all_bools {
-            if !regular {
-                return fail(
-                    span,
-                    "ragged nested list: every row of a tensor literal must have the same length",
-                );
-            }
-            let t = if all_bools {
-                let v: Vec<bool> = leaves.iter().map(|v| matches!(v, Value::Bool(true))).collect();
-                Tensor::from_vec(v, shape)
-            } else {
-                let v: Vec<f64> = leaves
-                    .iter()
-                    .map(|v| match v {
-                        Value::Int(i) => *i as f64,
-                        Value::F64(x) => *x,
-                        _ => 0.0,
-                    })
-                    .collect();
-                Tensor::from_vec(v, shape)
-            };
-            return t.map(tensor_value).or_else(|e| terr(span, e));
-        }
-        if nested
-            && leaves
-                .iter()
-                .all(|v| matches!(v, Value::Int(_) | Value::F64(_) | Value::Bool(_)))
-            && !leaves.is_empty()
-        {
-            return fail(span, "a tensor literal cannot mix numbers and Bools");
-        }
-        Ok(lit.into_value())
+        list_value(lit, span)
     }
 
+    /// A flat list literal whose items compiled code left in the registers
+    /// `at..at + n`.
+    #[inline(never)]
+    fn vm_list(&mut self, at: usize, n: usize, span: Span) -> R<Value> {
+        let items = (at..at + n)
+            .map(|i| Lit::Leaf(std::mem::replace(&mut self.stack[i], Value::Unit)))
+            .collect();
+        list_value(Lit::List(items), span)
+    }
     fn eval_lit(&mut self, items: &[hir::Expr], f: Frame) -> R<Lit> {
         let mut out = Vec::with_capacity(items.len());
         for it in items {
@@ -1587,7 +1620,6 @@ impl Interp {
         Ok(Lit::List(out))
     }
 
-    /// Evaluates call arguments in source order into their slots.
     /// The argument slots of a call whose values compiled code left in the
     /// registers from `at` on, in `args`' order (as `eval_slots` makes them).
     fn take_slots(&mut self, at: usize, args: &hir::Args) -> Vec<Option<Value>> {
@@ -1601,6 +1633,7 @@ impl Interp {
         slots
     }
 
+    /// Evaluates call arguments in source order into their slots.
     pub(crate) fn eval_slots(&mut self, args: &hir::Args, f: Frame) -> R<Vec<Option<Value>>> {
         let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
         for (slot, e) in &args.items {
