@@ -1422,16 +1422,17 @@ fn number_fast(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
                 BinOp::Eq => Some(Value::Bool(p == q)),
                 BinOp::Ne => Some(Value::Bool(p != q)),
                 BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
-                BinOp::Div
-                | BinOp::FloorDiv
-                | BinOp::Mod
-                | BinOp::Pow
-                | BinOp::MatMul
-                | BinOp::BitAnd
-                | BinOp::BitOr
-                | BinOp::BitXor
-                | BinOp::Shl
-                | BinOp::Shr => None,
+                // Python's floor division, for a positive divisor.
+                BinOp::FloorDiv if q > 0 => Some(Value::Int(p.div_euclid(q))),
+                BinOp::Div => Some(Value::F64(p as f64 / q as f64)),
+                BinOp::BitAnd => Some(Value::Int(p & q)),
+                BinOp::BitOr => Some(Value::Int(p | q)),
+                BinOp::BitXor => Some(Value::Int(p ^ q)),
+                // Shifts in range that lose no bits; the rest (errors, and
+                // shifts of 64 or more) are `binary`'s.
+                BinOp::Shl if (0..64).contains(&q) && (p << q) >> q == p => Some(Value::Int(p << q)),
+                BinOp::Shr if (0..64).contains(&q) => Some(Value::Int(p >> q)),
+                BinOp::FloorDiv | BinOp::Mod | BinOp::Pow | BinOp::MatMul | BinOp::Shl | BinOp::Shr => None,
             }
         }
         (Value::F64(p), Value::F64(q)) => {
