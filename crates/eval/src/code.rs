@@ -13,8 +13,9 @@
 //! compound, and through fields and single indices), field reads, single
 //! index reads, calls of user functions, builtins and methods (arguments
 //! in registers, then the shared `call_builtin`/`call_method`), `return`,
-//! `break` and `continue` as jumps. Every other expression (slices,
-//! closures, `match`, list and struct literals, …) and statement is an
+//! `break` and `continue` as jumps, flat list literals (through the shared
+//! `list_value`). Every other expression (slices, closures, `match`,
+//! nested list literals, struct literals, …) and statement is an
 //! `Eval` or `Exec` instruction that runs the tree walker on that subtree
 //! in the same frame: the two engines share every rule and every message,
 //! and differ only in how they sequence evaluation. The golden test runs
