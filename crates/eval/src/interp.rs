@@ -1251,7 +1251,10 @@ impl Interp {
         }
         let slot = child_mut(place, last, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         if let Some(op) = op {
-            v = binary_values(op, slot, &v).or_else(|m| fail_with(span, m))?;
+            v = match number_fast(op, slot, &v) {
+                Some(x) => x,
+                None => binary_values(op, slot, &v).or_else(|m| fail_with(span, m))?,
+            };
         }
         *slot = v;
         Ok(())
