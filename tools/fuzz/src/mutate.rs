@@ -187,24 +187,18 @@ fn split_lines(s: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// Replaces one run of digits (a number, or part of one) by an edge value.
-/// Numbers on a line with a loop (`while`, `for`, `range(`) are left
-/// alone: an edge value there makes a loop of 2^31 or more iterations, or
-/// one that never ends (`w += 0`), a timeout that is the program's own
-/// doing and hides real ones.
+/// Numbers in a loop — on its line (`while`, `for`, `range(`) or anywhere
+/// in its body — are left alone: an edge value there makes a loop of 2^31
+/// or more iterations, or one that never ends (`w += 0`, `cond = count <
+/// 9223372036854775807`), a timeout that is the program's own doing and
+/// hides real ones.
 fn replace_number(s: &mut Vec<u8>, rng: &mut Rng) {
-    let in_loop_line = |i: usize| {
-        let from = s[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        let to = s[i..].iter().position(|&b| b == b'\n').map_or(s.len(), |p| i + p);
-        let line = &s[from..to];
-        [&b"while "[..], b"for ", b"range("]
-            .iter()
-            .any(|k| line.windows(k.len()).any(|w| w == *k))
-    };
+    let in_loop = loop_mask(s);
     let starts: Vec<usize> = (0..s.len())
         .filter(|&i| {
             s[i].is_ascii_digit()
                 && (i == 0 || !(s[i - 1].is_ascii_alphanumeric() || s[i - 1] == b'.'))
-                && !in_loop_line(i)
+                && !in_loop[i]
         })
         .collect();
     let Some(&start) = starts.get(rng.below(starts.len())) else {
@@ -216,6 +210,39 @@ fn replace_number(s: &mut Vec<u8>, rng: &mut Rng) {
     }
     let with = rng.pick(EDGE_NUMBERS).as_bytes();
     s.splice(start..end, with.iter().copied());
+}
+
+/// For each byte of `s`, whether it is in a loop: on a line that starts
+/// or names one (`while `, `for `, `range(`), or inside the braces of a
+/// block opened on such a line (brackets counted as written; strings and
+/// comments are not told apart, which errs towards leaving numbers alone).
+fn loop_mask(s: &[u8]) -> Vec<bool> {
+    let mut mask = vec![false; s.len()];
+    // For each open `{`: whether it opens a loop's block.
+    let mut open: Vec<bool> = Vec::new();
+    let mut line_start = 0;
+    while line_start < s.len() {
+        let line_end = s[line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(s.len(), |p| line_start + p + 1);
+        let line = &s[line_start..line_end];
+        let loop_line = [&b"while "[..], b"for ", b"range("]
+            .iter()
+            .any(|k| line.windows(k.len()).any(|w| w == *k));
+        for (i, &b) in line.iter().enumerate() {
+            match b {
+                b'{' => open.push(loop_line),
+                b'}' => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            mask[line_start + i] = loop_line || open.iter().any(|&l| l);
+        }
+        line_start = line_end;
+    }
+    mask
 }
 
 #[cfg(test)]
@@ -235,6 +262,23 @@ mod tests {
             .filter(|&n| !corpus.contains(&mutant(&corpus, &mut Rng::for_program(5, n))))
             .count();
         assert!(changed > 40, "only {changed} of 50 mutants changed anything");
+    }
+
+    #[test]
+    fn numbers_in_loops_are_left_alone() {
+        let src = b"let a = 1\nwhile c {\n    c = n < 10\n    if x { y = 2 }\n}\nlet b = 3\n";
+        let mask = loop_mask(src);
+        let at = |needle: &[u8]| src.windows(needle.len()).position(|w| w == needle).unwrap();
+        assert!(!mask[at(b"1")]);
+        assert!(mask[at(b"10")]);
+        assert!(mask[at(b"2")]);
+        assert!(!mask[at(b"3")]);
+        for n in 0..200 {
+            let mut s = src.to_vec();
+            replace_number(&mut s, &mut Rng::new(n));
+            let text = String::from_utf8_lossy(&s).into_owned();
+            assert!(text.contains("n < 10\n") && text.contains("y = 2 }"), "{text}");
+        }
     }
 
     #[test]
