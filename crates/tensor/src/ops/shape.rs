@@ -476,7 +476,7 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
     let Some(axes) = a.ints("axis")? else {
         let flat = reshaped(x, vec![x.numel()])?;
         let total = shifts.iter().fold(0i128, |acc, &s| acc + i128::from(s));
-        let rolled = take_axes(&flat, &[rotation(x.numel(), total)])?;
+        let rolled = take_axes(&flat, &[rotation(x.numel(), total)?])?;
         return reshaped(&rolled, x.shape().to_vec()).map(Out::Tensor);
     };
     let pairs: Vec<(i64, i64)> = match (shifts.len(), axes.len()) {
@@ -509,18 +509,20 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
         .iter()
         .zip(&total)
         .map(|(&d, &s)| rotation(d, s))
-        .collect();
+        .collect::<Result<_, _>>()?;
     take_axes(x, &maps).map(Out::Tensor)
 }
 
 /// The source index of each output position of a roll by `shift` over an
 /// axis of length `n`: output i comes from (i − shift) mod n.
-fn rotation(n: usize, shift: i128) -> Vec<usize> {
+/// The table is as long as the axis (a flattened roll: the whole tensor),
+/// so it is allocated fallibly.
+fn rotation(n: usize, shift: i128) -> Result<Vec<usize>, TensorError> {
     if n == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let s = shift.rem_euclid(n as i128) as usize;
-    (0..n).map(|i| (i + n - s) % n).collect()
+    Ok(try_collect(n, (0..n).map(|i| (i + n - s) % n))?)
 }
 
 /// Index values as axis positions: integer tensors and integral float
