@@ -15,7 +15,7 @@ script stops. A benchmark, never a test: nothing here asserts a time.
     cargo build --release && python3 benches/lang/bench.py
 
 Environment: REPEAT (default 5); TWILL=/path/to/twill to time another
-build; SMALL=1 for tiny problem sizes (a quick check that everything runs
+build; PYTHON=/path/to/python3 for another Python than the PATH's; SMALL=1 for tiny problem sizes (a quick check that everything runs
 and agrees, not a measurement). Without lua5.4 on the PATH the script runs
 `apt-get install -y lua5.4` when it is root, and otherwise leaves Lua out.
 """
@@ -63,6 +63,18 @@ def find_lua():
     return None
 
 
+def real_python():
+    """$PYTHON, or the python3 on the PATH, as the binary itself: a version
+    manager's shim (pyenv's is a shell script) would add its own start-up
+    to every Python run."""
+    python = os.environ.get("PYTHON") or shutil.which("python3")
+    if not python:
+        return sys.executable
+    res = subprocess.run([python, "-c", "import sys; print(sys.executable)"],
+                         stdout=subprocess.PIPE, text=True, check=True)
+    return res.stdout.strip() or python
+
+
 def cpu_time(cmd):
     """Runs cmd; returns (user + system CPU seconds of the child, stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -104,7 +116,7 @@ def version(cmd):
 def main():
     if not os.path.exists(TWILL):
         sys.exit(f"no twill at {TWILL}: build first (cargo build --release) or set TWILL")
-    python = shutil.which("python3") or sys.executable
+    python = real_python()
     interps = [("twill", [TWILL, "run"], ".tw"), ("python3", [python], ".py")]
     lua = find_lua()
     if lua:
@@ -144,7 +156,7 @@ def main():
     med = {k: statistics.median(v) for k, v in times.items()}
     peers = [name for name, _, _ in interps[1:]]
     print(f"CPU time (user + system) of the whole process, median of {REPEAT}, on {cpu_model()}")
-    print(f"twill: {TWILL}; {version([python, '--version'])}" + (f"; {version([lua, '-v'])}" if lua else ""))
+    print(f"twill: {TWILL}; {python}: {version([python, '--version'])}" + (f"; {version([lua, '-v'])}" if lua else ""))
     print()
     head = "| program | twill |" + "".join(f" {p} | {p}/twill |" for p in peers)
     print(head)
