@@ -28,6 +28,11 @@ fn scratch(name: &str) -> PathBuf {
 /// `twill run` of `src` under the limit, stdout to a file: (status, stdout
 /// file contents, stderr).
 fn run_limited(name: &str, src: &str) -> (Option<i32>, String, String) {
+    run_limited_to(name, src, LIMIT)
+}
+
+/// As [`run_limited`], under an address-space limit of `limit` bytes.
+fn run_limited_to(name: &str, src: &str, limit: u64) -> (Option<i32>, String, String) {
     let dir = scratch(name);
     let prog = dir.join("p.tw");
     std::fs::write(&prog, src).unwrap();
@@ -40,10 +45,10 @@ fn run_limited(name: &str, src: &str) -> (Option<i32>, String, String) {
         .stderr(Stdio::piped());
     // SAFETY: setrlimit is async-signal-safe and touches only the child.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             let lim = libc::rlimit {
-                rlim_cur: LIMIT,
-                rlim_max: LIMIT,
+                rlim_cur: limit,
+                rlim_max: limit,
             };
             if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -95,6 +100,20 @@ fn allocation_failures_are_located_errors_and_keep_output() {
         );
         assert!(!err.contains("internal error"), "{expr}: {err}");
     }
+}
+
+/// An Arr pushed to until memory runs out (the fuzzer's seed 13: a mutant
+/// whose loop never ended) is a located error at the push, under a 2 GiB
+/// limit so that it comes within seconds.
+#[test]
+fn an_arr_grown_until_memory_runs_out_is_an_error() {
+    let src = "var a = []\nprint(1)\nwhile true { a.push(1) }\n";
+    let (code, out, err) = run_limited_to("arrgrow", src, 2 << 30);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(out, "1\n");
+    assert!(err.starts_with("error: cannot allocate"), "{err}");
+    assert!(err.contains("for an Arr of"), "{err}");
+    assert!(err.contains("p.tw:3:14 ]"), "{err}");
 }
 
 /// A Str doubled 34 times, and an endless device read as text, stop at the

@@ -205,6 +205,9 @@ pub(crate) fn arr_mut_method(
     match m {
         HostMethod::Push => {
             want(1)?;
+            // Room first: an Arr grown until memory runs out is an error
+            // at the push, never an abort.
+            ops::reserve_arr(items, items.len() + 1)?;
             items.extend(args);
             Ok(Value::Unit)
         }
@@ -227,6 +230,7 @@ pub(crate) fn arr_mut_method(
                     format!("insert position {i} is out of range for length {n}"),
                 ));
             }
+            ops::reserve_arr(items, items.len() + 1)?;
             items.insert(j as usize, args[1].clone());
             Ok(Value::Unit)
         }
@@ -330,14 +334,18 @@ fn host_builtin(cx: &mut dyn Cx, h: HostFn, argv: Vec<Value>, span: Span) -> R<V
                 if n > MAX_ARR_LEN {
                     return fail(span, format!("`arr` of a range of {n} elements is too large"));
                 }
-                Ok(Value::Arr(Rc::new(
-                    (0..n).map(|i| Value::Int(r.get(i))).collect(),
-                )))
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, n as usize).or_else(|f| fail_with(span, f))?;
+                out.extend((0..n).map(|i| Value::Int(r.get(i))));
+                Ok(Value::Arr(Rc::new(out)))
             }
             a @ Value::Arr(_) => Ok(a),
-            Value::Str(s) => Ok(Value::Arr(Rc::new(
-                s.chars().map(|c| Value::str(c.to_string())).collect(),
-            ))),
+            Value::Str(s) => {
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, s.chars().count()).or_else(|f| fail_with(span, f))?;
+                out.extend(s.chars().map(|c| Value::str(c.to_string())));
+                Ok(Value::Arr(Rc::new(out)))
+            }
             other => fail(
                 span,
                 format!("`arr` cannot make an Arr from a `{}`", other.type_name()),
