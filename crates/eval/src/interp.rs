@@ -1370,40 +1370,14 @@ fn list_value(lit: Lit, span: Span) -> R<Value> {
 /// evaluate every binary operator here.
 #[inline(always)]
 pub(crate) fn binary(op: BinOp, x: Value, y: Value, span: Span) -> R<Value> {
-    // Matching by value moves the Ints out, so this path runs no drop glue.
-    match (x, y) {
-        (Value::Int(p), Value::Int(q)) => {
-            let fast = match op {
-                BinOp::Add => p.checked_add(q).map(Value::Int),
-                BinOp::Sub => p.checked_sub(q).map(Value::Int),
-                BinOp::Mul => p.checked_mul(q).map(Value::Int),
-                BinOp::Lt => Some(Value::Bool(p < q)),
-                BinOp::Le => Some(Value::Bool(p <= q)),
-                BinOp::Gt => Some(Value::Bool(p > q)),
-                BinOp::Ge => Some(Value::Bool(p >= q)),
-                BinOp::Eq => Some(Value::Bool(p == q)),
-                BinOp::Ne => Some(Value::Bool(p != q)),
-                BinOp::Mod if q > 0 => Some(Value::Int(p.rem_euclid(q))),
-                BinOp::Div
-                | BinOp::FloorDiv
-                | BinOp::Mod
-                | BinOp::Pow
-                | BinOp::MatMul
-                | BinOp::BitAnd
-                | BinOp::BitOr
-                | BinOp::BitXor
-                | BinOp::Shl
-                | BinOp::Shr => None,
-            };
-            match fast {
-                Some(v) => Ok(v),
-                None => ops::binary(op, &Value::Int(p), &Value::Int(q)).or_else(|m| fail_with(span, m)),
-            }
+    if let Some(v) = number_fast(op, &x, &y) {
+        return Ok(v);
+    }
+    match (&x, &y) {
+        (Value::Int(_), Value::Int(_)) | (Value::F64(_), Value::F64(_)) => {
+            ops::binary(op, &x, &y).or_else(|m| fail_with(span, m))
         }
-        (Value::F64(p), Value::F64(q)) if !matches!(op, BinOp::FloorDiv | BinOp::Mod | BinOp::Pow) => {
-            ops::binary(op, &Value::F64(p), &Value::F64(q)).or_else(|m| fail_with(span, m))
-        }
-        (x, y) => binary_values(op, &x, &y).or_else(|m| fail_with(span, m)),
+        _ => binary_values(op, &x, &y).or_else(|m| fail_with(span, m)),
     }
 }
 
