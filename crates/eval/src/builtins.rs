@@ -10,6 +10,8 @@
 
 use std::rc::Rc;
 
+use smallvec::SmallVec;
+
 use twill_check::builtins::{Builtin, HostFn, HostMethod, Make, MethodRef, TensorField};
 use twill_check::hir::{self, Member, Sym};
 use twill_syntax::Span;
@@ -278,9 +280,17 @@ pub(crate) fn call_builtin(
     }
 }
 
+/// A host builtin's positional arguments: up to four without a heap
+/// allocation.
+pub(crate) type ArgVec = SmallVec<[Value; 4]>;
+
 /// A builtin of host values on its positional arguments.
-fn host_builtin(cx: &mut dyn Cx, h: HostFn, argv: Vec<Value>, span: Span) -> R<Value> {
-    let arg = |i: usize| argv.get(i).cloned().unwrap_or(Value::Unit);
+pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: Span) -> R<Value> {
+    // Each argument is read once: it moves out of the list.
+    let mut arg = |i: usize| {
+        argv.get_mut(i)
+            .map_or(Value::Unit, |v| std::mem::replace(v, Value::Unit))
+    };
     match h {
         HostFn::Print => {
             let mut line = String::new();
@@ -462,7 +472,7 @@ fn host_builtin(cx: &mut dyn Cx, h: HostFn, argv: Vec<Value>, span: Span) -> R<V
             let Some(t) = t.as_tensor() else {
                 return fail(
                     span,
-                    format!("`save_npy` needs a tensor, not `{}`", arg(1).type_name()),
+                    format!("`save_npy` needs a tensor, not `{}`", t.type_name()),
                 );
             };
             crate::data::save_npy(cx.host(), path.as_str(), t)

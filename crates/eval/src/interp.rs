@@ -13,6 +13,7 @@
 // have no wildcard here, except where an allow in place says why.
 #![allow(clippy::wildcard_enum_match_arm)]
 
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -692,18 +693,18 @@ impl Interp {
             match *op {
                 Op::Const { dst, k } => {
                     let v = code.consts.get(k as usize).map_or(Value::Unit, fast_clone);
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::Move { dst, src } => {
                     let v = fast_clone(&self.stack[base + src as usize]);
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::LoadGlobal { dst, g, span: s } => {
                     let v = match self.globals.get(g as usize) {
                         Some(Value::Undefined) | None => self.load(Var::Global(g), f, span(s))?,
                         Some(v) => fast_clone(v),
                     };
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::StoreGlobal { g, src } => {
                     let v = fast_clone(&self.stack[base + src as usize]);
@@ -713,7 +714,7 @@ impl Interp {
                 }
                 Op::LoadCapture { dst, i } => {
                     let v = f.captures.get(i as usize).cloned().unwrap_or(Value::Unit);
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::Binary {
                     op,
@@ -723,11 +724,15 @@ impl Interp {
                     span: s,
                 } => {
                     let (x, y) = (&self.stack[base + a as usize], &self.stack[base + b as usize]);
-                    let v = match number_fast(op, x, y) {
-                        Some(v) => v,
-                        None => binary(op, fast_clone(x), fast_clone(y), span(s))?,
-                    };
-                    self.stack[base + dst as usize] = v;
+                    // Each arm stores its own result: merged into one
+                    // `Value` first, the result goes through memory.
+                    match number_fast(op, x, y) {
+                        Some(v) => store(&mut self.stack[base + dst as usize], v),
+                        None => {
+                            let v = binary(op, fast_clone(x), fast_clone(y), span(s))?;
+                            store(&mut self.stack[base + dst as usize], v);
+                        }
+                    }
                 }
                 Op::BinaryK {
                     op,
@@ -738,11 +743,15 @@ impl Interp {
                 } => {
                     let x = &self.stack[base + a as usize];
                     let y = code.consts.get(k as usize).unwrap_or(&Value::Unit);
-                    let v = match number_fast(op, x, y) {
-                        Some(v) => v,
-                        None => binary(op, fast_clone(x), fast_clone(y), span(s))?,
-                    };
-                    self.stack[base + dst as usize] = v;
+                    // Each arm stores its own result: merged into one
+                    // `Value` first, the result goes through memory.
+                    match number_fast(op, x, y) {
+                        Some(v) => store(&mut self.stack[base + dst as usize], v),
+                        None => {
+                            let v = binary(op, fast_clone(x), fast_clone(y), span(s))?;
+                            store(&mut self.stack[base + dst as usize], v);
+                        }
+                    }
                 }
                 Op::JumpUnless {
                     op,
@@ -799,7 +808,7 @@ impl Interp {
                 Op::Not { dst, src, span: s } => {
                     let v = fast_clone(&self.stack[base + src as usize]);
                     let b = truth_of(v, code::Truth::Not.what(), span(s))?;
-                    self.stack[base + dst as usize] = Value::Bool(!b);
+                    store(&mut self.stack[base + dst as usize], Value::Bool(!b));
                 }
                 Op::Poll { span: s } => poll_interrupt(span(s))?,
                 Op::ForPrep { it, counter, other } => match &self.stack[base + it as usize] {
@@ -807,7 +816,7 @@ impl Interp {
                         // The count (up to 2^64 - 1) is kept as the bits of
                         // an Int, beside the index.
                         let n = r.len() as i64;
-                        self.stack[base + counter as usize] = Value::Int(0);
+                        store(&mut self.stack[base + counter as usize], Value::Int(0));
                         self.stack[base + counter as usize + 1] = Value::Int(n);
                     }
                     _ => pc = other as usize,
@@ -831,7 +840,7 @@ impl Interp {
                     match next {
                         Some(x) => {
                             self.stack[c] = Value::Int((i + 1) as i64);
-                            self.stack[base + var as usize] = Value::Int(x);
+                            store(&mut self.stack[base + var as usize], Value::Int(x));
                         }
                         None => pc = exit as usize,
                     }
@@ -885,7 +894,7 @@ impl Interp {
                         self.stack.push(v);
                     }
                     let v = self.enter(&c, nb, span(s))?;
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::Eval { dst, e, brk, cont } => {
                     let Some(&e) = code.exprs.get(e as usize) else {
@@ -894,7 +903,7 @@ impl Interp {
                     // SAFETY: as for `ForOther`.
                     let e = unsafe { &*e };
                     match self.eval(e, f) {
-                        Ok(v) => self.stack[base + dst as usize] = v,
+                        Ok(v) => store(&mut self.stack[base + dst as usize], v),
                         Err(c) => pc = escape(c, brk, cont)?,
                     }
                 }
@@ -918,19 +927,21 @@ impl Interp {
                         let (d, r) = (base + slot as usize, base + src as usize);
                         match (op, &self.stack[d], &self.stack[r]) {
                             (None, _, _) => {
-                                self.stack[d] = fast_clone(&self.stack[r]);
+                                let v = fast_clone(&self.stack[r]);
+                                store(&mut self.stack[d], v);
                                 continue;
                             }
                             (Some(BinOp::Add), Value::Int(a), Value::Int(b))
                                 if a.checked_add(*b).is_some() =>
                             {
-                                self.stack[d] = Value::Int(a + b);
+                                let n = a + b;
+                                store(&mut self.stack[d], Value::Int(n));
                                 continue;
                             }
                             // F64s: what `assign_simple` computes, inline.
                             (Some(op), Value::F64(_), Value::F64(_)) => {
                                 if let Some(v) = number_fast(op, &self.stack[d], &self.stack[r]) {
-                                    self.stack[d] = v;
+                                    store(&mut self.stack[d], v);
                                     continue;
                                 }
                             }
@@ -982,7 +993,7 @@ impl Interp {
                             builtins::field(self, &bv, member, span(s))?
                         }
                     };
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::Index {
                     dst,
@@ -1001,7 +1012,7 @@ impl Interp {
                             builtins::index(&bv, &[IndexKey::Single(iv, span(ispan))], span(s))?
                         }
                     };
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::MakeList {
                     dst,
@@ -1010,7 +1021,7 @@ impl Interp {
                     span: s,
                 } => {
                     let v = self.vm_list(base + args as usize, n as usize, span(s))?;
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::CallBuiltin { dst, args, e } => {
                     let Some(&e) = code.exprs.get(e as usize) else {
@@ -1021,9 +1032,28 @@ impl Interp {
                     let H::Builtin(b, hargs) = &e.kind else {
                         continue;
                     };
+                    // A host builtin's arguments are positional and in
+                    // order: they move from their registers to its list.
+                    if let twill_check::builtins::Builtin::Host(h) = *b {
+                        let at = base + args as usize;
+                        if hargs.slots as usize == hargs.items.len()
+                            && hargs
+                                .items
+                                .iter()
+                                .enumerate()
+                                .all(|(k, (slot, _))| *slot as usize == k)
+                        {
+                            let argv = (0..hargs.items.len())
+                                .map(|k| std::mem::replace(&mut self.stack[at + k], Value::Unit))
+                                .collect();
+                            let v = builtins::host_builtin(self, h, argv, e.span)?;
+                            store(&mut self.stack[base + dst as usize], v);
+                            continue;
+                        }
+                    }
                     let slots = self.take_slots(base + args as usize, hargs);
                     let v = builtins::call_builtin(self, *b, slots, ArgSpans(hargs), e.span)?;
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::CallMethod { dst, recv, args, e } => {
                     let Some(&e) = code.exprs.get(e as usize) else {
@@ -1038,7 +1068,7 @@ impl Interp {
                     let slots = self.take_slots(base + args as usize, &m.args);
                     let v =
                         builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)?;
-                    self.stack[base + dst as usize] = v;
+                    store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::AssignPath {
                     root,
@@ -1048,7 +1078,9 @@ impl Interp {
                     span: s,
                 } => {
                     let steps = code.paths.get(path as usize).map_or(&[][..], |p| &p[..]);
-                    let mut keys = Vec::with_capacity(steps.len());
+                    // Paths of up to four steps (all the usual ones) are
+                    // assigned without a heap allocation.
+                    let mut keys: SmallVec<[Key; 4]> = SmallVec::new();
                     for st in steps {
                         keys.push(match *st {
                             code::Step::Index { reg, span: is } => Key::Index(
@@ -1065,7 +1097,7 @@ impl Interp {
                         });
                     }
                     let v = std::mem::replace(&mut self.stack[base + src as usize], Value::Unit);
-                    self.assign_keys(root, keys, op, v, span(s), None, Span::default(), f)?;
+                    self.assign_keys(root, &keys, op, v, span(s), None, Span::default(), f)?;
                 }
                 Op::Return { src } => {
                     return Ok(std::mem::replace(
@@ -1204,7 +1236,7 @@ impl Interp {
     ) -> R<()> {
         let v = self.eval(value, f)?;
         let keys = self.path_keys(path, f)?;
-        self.assign_keys(root, keys, op, v, span, check, value.span, f)
+        self.assign_keys(root, &keys, op, v, span, check, value.span, f)
     }
 
     /// The rest of an assignment once its value and path are evaluated
@@ -1213,7 +1245,7 @@ impl Interp {
     pub(crate) fn assign_keys(
         &mut self,
         root: Var,
-        keys: Vec<Key>,
+        keys: &[Key],
         op: Option<BinOp>,
         mut v: Value,
         span: Span,
@@ -1256,7 +1288,7 @@ impl Interp {
                 None => binary_values(op, slot, &v).or_else(|m| fail_with(span, m))?,
             };
         }
-        *slot = v;
+        store(slot, v);
         Ok(())
     }
 
@@ -1449,6 +1481,37 @@ pub(crate) fn truth_of(v: Value, what: &str, span: Span) -> R<bool> {
             span,
             format!("{what} must be a Bool, not `{}`", other.type_name()),
         ),
+    }
+}
+
+/// Puts `v` in `slot`. A slot holding a value with nothing to drop (a
+/// number, a Bool, Unit) is overwritten without calling the drop glue, so
+/// the new value goes from registers straight to the slot.
+#[inline(always)]
+fn store(slot: &mut Value, v: Value) {
+    // `forget` of a number: the drop glue is not called for a value that
+    // has nothing to drop.
+    match (&mut *slot, &v) {
+        // The same kind of number as before: only the payload changes.
+        (Value::Int(p), Value::Int(q)) => {
+            *p = *q;
+            std::mem::forget(v);
+        }
+        (Value::F64(p), Value::F64(q)) => {
+            *p = *q;
+            std::mem::forget(v);
+        }
+        (Value::Bool(p), Value::Bool(q)) => {
+            *p = *q;
+            std::mem::forget(v);
+        }
+        (
+            Value::Unit | Value::Int(_) | Value::F64(_) | Value::Bool(_) | Value::None | Value::Undefined,
+            _,
+        ) => {
+            std::mem::forget(std::mem::replace(slot, v));
+        }
+        _ => *slot = v,
     }
 }
 
