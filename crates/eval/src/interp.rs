@@ -599,9 +599,9 @@ impl Interp {
         let func = &c.func;
         for (i, (name, check)) in func.params.iter().enumerate() {
             if let Some(rt) = check {
-                let v = std::mem::replace(&mut self.stack[base + i], Value::Unit);
+                let v = take(&mut self.stack[base + i]);
                 match conform(v, rt) {
-                    Ok(v) => self.stack[base + i] = v,
+                    Ok(v) => store(&mut self.stack[base + i], v),
                     Err((want, got)) => {
                         self.stack.truncate(base);
                         return fail(
@@ -846,7 +846,7 @@ impl Interp {
                     }
                 }
                 Op::ForOther { it, var, e, span: s } => {
-                    let v = std::mem::replace(&mut self.stack[base + it as usize], Value::Unit);
+                    let v = take(&mut self.stack[base + it as usize]);
                     let Some(&body) = code.exprs.get(e as usize) else {
                         continue;
                     };
@@ -890,7 +890,7 @@ impl Interp {
                     for k in 0..n as usize {
                         // The argument registers are temporaries, dead after
                         // the call: their values move.
-                        let v = std::mem::replace(&mut self.stack[base + args as usize + k], Value::Unit);
+                        let v = take(&mut self.stack[base + args as usize + k]);
                         self.stack.push(v);
                     }
                     let v = self.enter(&c, nb, span(s))?;
@@ -1044,7 +1044,7 @@ impl Interp {
                                 .all(|(k, (slot, _))| *slot as usize == k)
                         {
                             let argv = (0..hargs.items.len())
-                                .map(|k| std::mem::replace(&mut self.stack[at + k], Value::Unit))
+                                .map(|k| take(&mut self.stack[at + k]))
                                 .collect();
                             let v = builtins::host_builtin(self, h, argv, e.span)?;
                             store(&mut self.stack[base + dst as usize], v);
@@ -1064,7 +1064,7 @@ impl Interp {
                     let H::Method(m) = &e.kind else {
                         continue;
                     };
-                    let r = std::mem::replace(&mut self.stack[base + recv as usize], Value::Unit);
+                    let r = take(&mut self.stack[base + recv as usize]);
                     let slots = self.take_slots(base + args as usize, &m.args);
                     let v =
                         builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)?;
@@ -1083,10 +1083,9 @@ impl Interp {
                     let mut keys: SmallVec<[Key; 4]> = SmallVec::new();
                     for st in steps {
                         keys.push(match *st {
-                            code::Step::Index { reg, span: is } => Key::Index(
-                                std::mem::replace(&mut self.stack[base + reg as usize], Value::Unit),
-                                span(is),
-                            ),
+                            code::Step::Index { reg, span: is } => {
+                                Key::Index(take(&mut self.stack[base + reg as usize]), span(is))
+                            }
                             code::Step::Field { m, span: fs } => Key::Field(
                                 code.members
                                     .get(m as usize)
@@ -1096,15 +1095,10 @@ impl Interp {
                             ),
                         });
                     }
-                    let v = std::mem::replace(&mut self.stack[base + src as usize], Value::Unit);
+                    let v = take(&mut self.stack[base + src as usize]);
                     self.assign_keys(root, &keys, op, v, span(s), None, Span::default(), f)?;
                 }
-                Op::Return { src } => {
-                    return Ok(std::mem::replace(
-                        &mut self.stack[base + src as usize],
-                        Value::Unit,
-                    ));
-                }
+                Op::Return { src } => return Ok(take(&mut self.stack[base + src as usize])),
             }
         }
         Ok(Value::Unit)
@@ -1515,6 +1509,19 @@ fn store(slot: &mut Value, v: Value) {
     }
 }
 
+/// Moves the value out of `slot`, leaving Unit there; a number is copied
+/// and stays (reading it by its kind, not as sixteen bytes: a register
+/// just written as a tag and a payload is read back without a stall).
+#[inline(always)]
+fn take(slot: &mut Value) -> Value {
+    match slot {
+        Value::Int(i) => Value::Int(*i),
+        Value::F64(x) => Value::F64(*x),
+        Value::Bool(b) => Value::Bool(*b),
+        _ => std::mem::replace(slot, Value::Unit),
+    }
+}
+
 /// Clones a value, copying numbers without the call into `Clone`.
 #[inline(always)]
 pub(crate) fn fast_clone(v: &Value) -> Value {
@@ -1645,7 +1652,7 @@ impl Interp {
     #[inline(never)]
     fn vm_list(&mut self, at: usize, n: usize, span: Span) -> R<Value> {
         let items = (at..at + n)
-            .map(|i| Lit::Leaf(std::mem::replace(&mut self.stack[i], Value::Unit)))
+            .map(|i| Lit::Leaf(take(&mut self.stack[i])))
             .collect();
         list_value(Lit::List(items), span)
     }
@@ -1666,7 +1673,7 @@ impl Interp {
     fn take_slots(&mut self, at: usize, args: &hir::Args) -> Vec<Option<Value>> {
         let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
         for (k, (slot, _)) in args.items.iter().enumerate() {
-            let v = std::mem::replace(&mut self.stack[at + k], Value::Unit);
+            let v = take(&mut self.stack[at + k]);
             if let Some(s) = slots.get_mut(*slot as usize) {
                 *s = Some(v);
             }
