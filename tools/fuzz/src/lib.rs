@@ -2,7 +2,8 @@
 //! run with seed `s` is generated (`gen`, two in three) or mutated from the
 //! golden corpus (`mutate`), deterministically from `(s, n)`; each program
 //! is run under both `twill run` and `twill check` with a memory cap and a
-//! timeout (`exec`), and anything that is not a clean exit 0, 1 or 2 with
+//! timeout (`exec`; one that times out runs once more with twelve times
+//! the timeout), and anything that is not a clean exit 0, 1 or 2 with
 //! located diagnostics is a finding; a program that ran cleanly runs again
 //! on the reference tree walker (`run --engine=tree`), and any difference
 //! in output, errors or exit status is a finding too. Findings are told
@@ -193,8 +194,8 @@ fn worker(
             let _ = std::fs::remove_file(scratch.join(left));
         }
         std::fs::write(&file, &text)?;
-        let run = exec::run(&cfg.twill, Mode::Run, &file, &scratch, cfg.limits)?;
-        let check = exec::run(&cfg.twill, Mode::Check, &file, &scratch, cfg.limits)?;
+        let run = run_patiently(cfg, Mode::Run, &file, &scratch)?;
+        let check = run_patiently(cfg, Mode::Check, &file, &scratch)?;
         let mut found: Vec<(Class, Mode, String, &Outcome)> = Vec::new();
         for (mode, out) in [(Mode::Run, &run), (Mode::Check, &check)] {
             if let Some((class, reason)) = exec::verdict(mode, out) {
@@ -214,7 +215,7 @@ fn worker(
             for left in gen::SCRATCH_FILES {
                 let _ = std::fs::remove_file(scratch.join(left));
             }
-            tree = exec::run(&cfg.twill, Mode::Tree, &file, &scratch, cfg.limits)?;
+            tree = run_patiently(cfg, Mode::Tree, &file, &scratch)?;
             if let Some((class, reason)) = exec::verdict(Mode::Tree, &tree) {
                 found.push((class, Mode::Tree, reason, &tree));
             } else if let Some(reason) = divergence(&run, &tree) {
@@ -256,6 +257,31 @@ fn worker(
             );
         }
     }
+}
+
+/// How many times the timeout a program that timed out gets on its second
+/// run.
+pub const PATIENCE: u32 = 12;
+
+/// Runs the program; one that times out runs again, from clean scratch
+/// files, with [`PATIENCE`] times the timeout. A program that is only slow
+/// (a large tensor printed on a busy machine) then ends and is judged by
+/// how it ended, which also shows an abort that the first timeout hid;
+/// one that times out again is a timeout finding, to be read: most are
+/// mutants that never end (a loop whose step was duplicated away).
+fn run_patiently(cfg: &Config, mode: Mode, file: &Path, scratch: &Path) -> std::io::Result<Outcome> {
+    let first = exec::run(&cfg.twill, mode, file, scratch, cfg.limits)?;
+    if !matches!(first.end, End::Timeout) {
+        return Ok(first);
+    }
+    for left in gen::SCRATCH_FILES {
+        let _ = std::fs::remove_file(scratch.join(left));
+    }
+    let limits = Limits {
+        timeout: cfg.limits.timeout.saturating_mul(PATIENCE),
+        ..cfg.limits
+    };
+    exec::run(&cfg.twill, mode, file, scratch, limits)
 }
 
 /// `check` says exit 2 exactly when `run` does: both check the program
@@ -367,6 +393,39 @@ pub fn default_findings(twill: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_that_times_out_runs_once_more_with_more_time() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("twill-fuzz-patience-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // A stand-in for twill that hangs the first time and then ends.
+        let fake = dir.join("slow-once.sh");
+        std::fs::write(
+            &fake,
+            "#!/bin/sh\nif [ -e once ]; then echo ended; exit 0; fi\ntouch once\nexec sleep 60\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cfg = Config {
+            twill: fake,
+            corpus: dir.clone(),
+            findings: dir.clone(),
+            seed: 0,
+            budget: Duration::ZERO,
+            max_programs: None,
+            jobs: 1,
+            limits: Limits {
+                timeout: Duration::from_millis(300),
+                memory_bytes: 1 << 32,
+            },
+        };
+        let out = run_patiently(&cfg, Mode::Run, &dir.join("prog.tw"), &dir).unwrap();
+        assert!(matches!(out.end, End::Exit(0)), "{:?}", out.end);
+        assert_eq!(out.stdout, b"ended\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn numbers_are_blanked_in_keys() {
