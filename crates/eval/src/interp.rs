@@ -545,7 +545,7 @@ impl Interp {
                 }
             }
         }
-        self.enter(c, base, span)
+        self.enter(c, base, base, span)
     }
 
     /// Calls a function value with already-evaluated arguments (for
@@ -573,17 +573,22 @@ impl Interp {
         }
         let base = self.stack.len();
         self.stack.extend(args);
-        self.enter(c, base, span)
+        self.enter(c, base, base, span)
     }
 
-    /// Runs a closure whose arguments are on the stack from `base`.
-    fn enter(&mut self, c: &Rc<Closure>, base: usize, span: Span) -> R<Value> {
+    /// Runs a closure whose arguments are on the stack from `base`; the
+    /// stack is `keep` long again afterwards. A call pushed above the
+    /// caller's frame has `keep == base`; the compiled engine's call runs
+    /// the callee in the caller's register window (its arguments are the
+    /// caller's last live registers, and its frame starts at the first of
+    /// them), with `keep` the caller's stack length.
+    fn enter(&mut self, c: &Rc<Closure>, base: usize, keep: usize, span: Span) -> R<Value> {
         if crate::interrupt::take() {
-            self.stack.truncate(base);
+            self.stack.truncate(keep);
             return fail_as(ErrorKind::Interrupted, span, "interrupted");
         }
         if self.depth >= MAX_CALL_DEPTH || stacker::remaining_stack().is_some_and(|r| r < STACK_RESERVE) {
-            self.stack.truncate(base);
+            self.stack.truncate(keep);
             return Err(Box::new(Ctrl::Error(RuntimeError {
                 kind: ErrorKind::StackOverflow,
                 message: format!(
@@ -599,11 +604,14 @@ impl Interp {
         let func = &c.func;
         for (i, (name, check)) in func.params.iter().enumerate() {
             if let Some(rt) = check {
+                if already_conforms(&self.stack[base + i], rt) {
+                    continue;
+                }
                 let v = take(&mut self.stack[base + i]);
                 match conform(v, rt) {
                     Ok(v) => store(&mut self.stack[base + i], v),
                     Err((want, got)) => {
-                        self.stack.truncate(base);
+                        self.stack.truncate(keep);
                         return fail(
                             span,
                             format!(
@@ -617,9 +625,17 @@ impl Interp {
         }
         let code = self.code_of(c);
         let size = code.as_ref().map_or(func.num_locals, |k| k.frame);
-        // `resize_with`, not `resize`: cloning `Value::Unit` into each slot
-        // went through `Value::clone`, a fifth of a call's cost.
-        self.stack.resize_with(base + size as usize, || Value::Unit);
+        // In a register window the callee's locals start as Unit, as they
+        // do above the stack.
+        let end = base + size as usize;
+        for k in base + func.params.len()..end.min(self.stack.len()) {
+            store(&mut self.stack[k], Value::Unit);
+        }
+        if self.stack.len() < end {
+            // `resize_with`, not `resize`: cloning `Value::Unit` into each
+            // slot went through `Value::clone`, a fifth of a call's cost.
+            self.stack.resize_with(end, || Value::Unit);
+        }
         self.depth += 1;
         let frame = Frame {
             base,
@@ -631,7 +647,7 @@ impl Interp {
             None => self.eval(&func.body, frame),
         };
         self.depth -= 1;
-        self.stack.truncate(base);
+        self.stack.truncate(keep);
         let v = match r {
             Ok(v) => v,
             Err(c) => {
@@ -645,6 +661,7 @@ impl Interp {
             }
         };
         match &func.ret {
+            Some(rt) if already_conforms(&v, rt) => Ok(v),
             Some(rt) => conform(v, rt).or_else(|(want, got)| {
                 fail(
                     span,
@@ -885,15 +902,18 @@ impl Interp {
                     let Value::Func(c) = &self.stack[base + callee as usize] else {
                         return fail(span(s), "this value cannot be called");
                     };
-                    let c = c.clone();
-                    let nb = self.stack.len();
-                    for k in 0..n as usize {
-                        // The argument registers are temporaries, dead after
-                        // the call: their values move.
-                        let v = take(&mut self.stack[base + args as usize + k]);
-                        self.stack.push(v);
+                    if c.func.params.len() != n as usize {
+                        // `CheckCall` made sure of this before the arguments.
+                        return fail(
+                            span(s),
+                            "the function called changed while its arguments were evaluated",
+                        );
                     }
-                    let v = self.enter(&c, nb, span(s))?;
+                    let c = c.clone();
+                    // The arguments are the last live registers: the
+                    // callee's frame starts at the first of them.
+                    let keep = self.stack.len();
+                    let v = self.enter(&c, base + args as usize, keep, span(s))?;
                     store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::Eval { dst, e, brk, cont } => {
@@ -1507,6 +1527,20 @@ fn store(slot: &mut Value, v: Value) {
         }
         _ => *slot = v,
     }
+}
+
+/// Whether `v` already has the run-time type `rt` as it is (the usual
+/// cases, checked in place; `conform` decides the rest).
+#[inline(always)]
+fn already_conforms(v: &Value, rt: &RtType) -> bool {
+    matches!(
+        (rt, v),
+        (RtType::Int, Value::Int(_))
+            | (RtType::F64, Value::F64(_))
+            | (RtType::Bool, Value::Bool(_))
+            | (RtType::Str, Value::Str(_))
+            | (RtType::Arr, Value::Arr(_))
+    )
 }
 
 /// Moves the value out of `slot`, leaving Unit there; a number is copied
