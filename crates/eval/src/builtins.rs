@@ -197,11 +197,7 @@ fn arity(name: &str, k: usize, given: usize) -> Result<(), Failure> {
 }
 
 /// Methods that change an array in place (on a `var`).
-pub(crate) fn arr_mut_method(
-    items: &mut Vec<Value>,
-    m: HostMethod,
-    args: Vec<Value>,
-) -> Result<Value, Failure> {
+pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec) -> Result<Value, Failure> {
     let name = m.name();
     let want = |k: usize| arity(name, k, args.len());
     match m {

@@ -9,10 +9,11 @@
 //! (Int and F64 inline, the rest through `interp::binary`, shared with the
 //! tree walker), a comparison fused with the `if`/`while` test that reads
 //! it, a literal right operand as a constant, `for` over a range as a
-//! counted loop, `and`/`or`/`not`, blocks, `let`, assignment (plain,
+//! counted loop (over an Arr or a Str too), `and`/`or`/`not`, blocks, `let`, assignment (plain,
 //! compound, and through fields and single indices), field reads, single
 //! index reads, calls of user functions, builtins and methods (arguments
-//! in registers, then the shared `call_builtin`/`call_method`), `return`,
+//! in registers, then the shared `call_builtin`/`call_method`), mutating
+//! methods of a local (`xs.push(v)`, in place), `return`,
 //! `break` and `continue` as jumps, flat list literals (through the shared
 //! `list_value`). Every other expression (slices, closures, `match`,
 //! nested list literals, struct literals, …) and statement is an
@@ -151,15 +152,16 @@ pub(crate) enum Op {
     Poll {
         span: u32,
     },
-    /// Starts a `for` over the value in `it`: a range counts in `counter`;
-    /// anything else jumps to `other`.
+    /// Starts a `for` over the value in `it`: a range, an Arr or a Str
+    /// counts in `counter`; anything else (a tensor, or an error) jumps to
+    /// `other`.
     ForPrep {
         it: u32,
         counter: u32,
         other: u32,
     },
-    /// The next element of the range in `it` into `var`, or a jump to
-    /// `exit` when there is none.
+    /// The next element of the range, Arr or Str in `it` into `var`, or a
+    /// jump to `exit` when there is none.
     ForNext {
         it: u32,
         counter: u32,
@@ -245,6 +247,14 @@ pub(crate) enum Op {
     CallMethod {
         dst: u32,
         recv: u32,
+        args: u32,
+        e: u32,
+    },
+    /// A mutating method of a local, `exprs[e]` (a `MutMethod` node with
+    /// no path, `xs.push(v)`), on the local in place, with the arguments
+    /// in `args..` (`builtins::arr_mut_method`).
+    MutMethod {
+        dst: u32,
         args: u32,
         e: u32,
     },
@@ -443,6 +453,7 @@ impl Compiler {
                 | Op::MakeList { .. }
                 | Op::CallBuiltin { .. }
                 | Op::CallMethod { .. }
+                | Op::MutMethod { .. }
                 | Op::AssignPath { .. }
                 | Op::Return { .. } => {}
             }
@@ -682,6 +693,19 @@ impl Compiler {
                 let d = dst.unwrap_or_else(|| self.temp());
                 let e_idx = self.node(e);
                 self.emit(Op::CallBuiltin {
+                    dst: d,
+                    args: first,
+                    e: e_idx,
+                });
+                d
+            }
+            H::MutMethod(m) if m.path.is_empty() && matches!(m.root, Var::Local(_)) => {
+                let mark = self.next;
+                let first = self.arg_values(m.args.iter());
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let e_idx = self.node(e);
+                self.emit(Op::MutMethod {
                     dst: d,
                     args: first,
                     e: e_idx,
@@ -952,7 +976,7 @@ impl Compiler {
                 let outer = self.next;
                 let it = self.temp();
                 self.expr(iter, Some(it));
-                // The index, and beside it the range's length.
+                // The index, and beside it the count.
                 let counter = self.temp();
                 self.temp();
                 let prep = self.emit(Op::ForPrep {

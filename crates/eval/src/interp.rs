@@ -828,16 +828,22 @@ impl Interp {
                     store(&mut self.stack[base + dst as usize], Value::Bool(!b));
                 }
                 Op::Poll { span: s } => poll_interrupt(span(s))?,
-                Op::ForPrep { it, counter, other } => match &self.stack[base + it as usize] {
-                    Value::Range(r) => {
-                        // The count (up to 2^64 - 1) is kept as the bits of
-                        // an Int, beside the index.
-                        let n = r.len() as i64;
-                        store(&mut self.stack[base + counter as usize], Value::Int(0));
-                        self.stack[base + counter as usize + 1] = Value::Int(n);
-                    }
-                    _ => pc = other as usize,
-                },
+                Op::ForPrep { it, counter, other } => {
+                    // The count (of a range: up to 2^64 - 1, kept as the
+                    // bits of an Int) beside the index; a Str's index and
+                    // count are in bytes.
+                    let n = match &self.stack[base + it as usize] {
+                        Value::Range(r) => r.len() as i64,
+                        Value::Arr(items) => items.len() as i64,
+                        Value::Str(text) => text.len() as i64,
+                        _ => {
+                            pc = other as usize;
+                            continue;
+                        }
+                    };
+                    store(&mut self.stack[base + counter as usize], Value::Int(0));
+                    store(&mut self.stack[base + counter as usize + 1], Value::Int(n));
+                }
                 Op::ForNext {
                     it,
                     counter,
@@ -850,17 +856,25 @@ impl Interp {
                         continue;
                     };
                     let (i, n) = (*i as u64, *n as u64);
-                    let next = match &self.stack[base + it as usize] {
-                        Value::Range(r) if i < n => Some(r.get(i)),
-                        _ => None,
-                    };
-                    match next {
-                        Some(x) => {
-                            self.stack[c] = Value::Int((i + 1) as i64);
-                            store(&mut self.stack[base + var as usize], Value::Int(x));
-                        }
-                        None => pc = exit as usize,
+                    if i >= n {
+                        pc = exit as usize;
+                        continue;
                     }
+                    // The element, and the index after it.
+                    let (x, after) = match &self.stack[base + it as usize] {
+                        Value::Range(r) => (Value::Int(r.get(i)), i + 1),
+                        Value::Arr(items) => (items.get(i as usize).map_or(Value::Unit, fast_clone), i + 1),
+                        Value::Str(text) => match text.get(i as usize..).and_then(|t| t.chars().next()) {
+                            Some(ch) => (Value::str(ch.to_string()), i + ch.len_utf8() as u64),
+                            None => (Value::Unit, n),
+                        },
+                        _ => {
+                            pc = exit as usize;
+                            continue;
+                        }
+                    };
+                    store(&mut self.stack[c], Value::Int(after as i64));
+                    store(&mut self.stack[base + var as usize], x);
                 }
                 Op::ForOther { it, var, e, span: s } => {
                     let v = take(&mut self.stack[base + it as usize]);
@@ -1088,6 +1102,36 @@ impl Interp {
                     let slots = self.take_slots(base + args as usize, &m.args);
                     let v =
                         builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)?;
+                    store(&mut self.stack[base + dst as usize], v);
+                }
+                Op::MutMethod { dst, args, e } => {
+                    let Some(&e) = code.exprs.get(e as usize) else {
+                        continue;
+                    };
+                    // SAFETY: as for `ForOther`.
+                    let e = unsafe { &*e };
+                    let H::MutMethod(m) = &e.kind else {
+                        continue;
+                    };
+                    let Var::Local(slot) = m.root else {
+                        continue;
+                    };
+                    let at = base + args as usize;
+                    let argv: builtins::ArgVec =
+                        (0..m.args.len()).map(|k| take(&mut self.stack[at + k])).collect();
+                    let v = match &mut self.stack[base + slot as usize] {
+                        Value::Arr(rc) => builtins::arr_mut_method(Rc::make_mut(rc), m.method, argv)
+                            .or_else(|x| fail_with(e.span, x))?,
+                        // Not an array: an ordinary method of whatever it is.
+                        other => {
+                            let recv = other.clone();
+                            let mr = MethodRef {
+                                op: None,
+                                host: Some(m.method),
+                            };
+                            builtins::method_values(recv, mr, m.method.name(), argv.into_vec(), e.span)?
+                        }
+                    };
                     store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::AssignPath {
@@ -1332,7 +1376,7 @@ impl Interp {
         f: Frame,
         span: Span,
     ) -> R<Value> {
-        let mut argv = Vec::with_capacity(args.len());
+        let mut argv = builtins::ArgVec::with_capacity(args.len());
         for a in args {
             argv.push(self.eval(a, f)?);
         }
@@ -1351,7 +1395,7 @@ impl Interp {
                 op: None,
                 host: Some(method),
             };
-            return builtins::method_values(recv, m, method.name(), argv, span);
+            return builtins::method_values(recv, m, method.name(), argv.into_vec(), span);
         };
         let items = Rc::make_mut(rc);
         builtins::arr_mut_method(items, method, argv).or_else(|m| fail_with(span, m))
