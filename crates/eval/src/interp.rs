@@ -1729,6 +1729,13 @@ impl Interp {
     /// `at..at + n`.
     #[inline(never)]
     fn vm_list(&mut self, at: usize, n: usize, span: Span) -> R<Value> {
+        // As `list_value` decides: no items, or one that is neither a
+        // number nor a Bool, make an Arr of the items as they are.
+        let scalar = |v: &Value| matches!(v, Value::Int(_) | Value::F64(_) | Value::Bool(_));
+        if n == 0 || self.stack[at..at + n].iter().any(|v| !scalar(v)) {
+            let items: Vec<Value> = (at..at + n).map(|i| take(&mut self.stack[i])).collect();
+            return Ok(Value::Arr(Rc::new(items)));
+        }
         let items = (at..at + n)
             .map(|i| Lit::Leaf(take(&mut self.stack[i])))
             .collect();
