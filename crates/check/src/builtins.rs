@@ -84,6 +84,7 @@ builtins! {
         Clock = "clock", "seconds since the program started, an F64";
         F64Bits = "f64_bits", "the IEEE bit pattern of an F64, as an Int";
         F64FromBits = "f64_from_bits", "the F64 whose bit pattern is this Int";
+        Seed = "seed", "restart the program's random generator from an Int: seed(n)";
     }
     make {
         Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
@@ -95,8 +96,8 @@ builtins! {
         Tensor = "tensor", "a tensor from a number or list, of dtype dt (f64 by default)";
         ZerosLike = "zeros_like", "zeros of another tensor's shape and dtype";
         OnesLike = "ones_like", "ones of another tensor's shape and dtype";
-        Rand = "rand", "uniform random numbers in [0, 1): rand(shape, dt, seed)";
-        Randn = "randn", "standard normal random numbers: randn(shape, dt, seed)";
+        Rand = "rand", "uniform random numbers in [0, 1): rand(shape, dt, seed); without a seed, from the program's generator";
+        Randn = "randn", "standard normal random numbers: randn(shape, dt, seed); without a seed, from the program's generator";
     }
     autodiff {
         Tape = "tape", "a new autodiff tape: watch tensors on it, then backward";
@@ -295,7 +296,8 @@ impl Builtin {
             | Builtin::Make(Make::ZerosLike)
             | Builtin::Make(Make::OnesLike)
             | Builtin::Host(HostFn::F64Bits)
-            | Builtin::Host(HostFn::F64FromBits) => (1, Some(1), &[]),
+            | Builtin::Host(HostFn::F64FromBits)
+            | Builtin::Host(HostFn::Seed) => (1, Some(1), &[]),
             Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
             Builtin::Make(Make::Full) => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
             Builtin::Make(Make::Arange) => (1, Some(4), &["a", "b", "step", DTYPE_PARAM]),
@@ -320,6 +322,7 @@ impl Builtin {
         let first = args.first().cloned().unwrap_or(Ty::Unknown);
         match self {
             Builtin::Host(HostFn::Print)
+            | Builtin::Host(HostFn::Seed)
             | Builtin::Host(HostFn::Assert)
             | Builtin::Host(HostFn::WriteText)
             | Builtin::Host(HostFn::SaveNpy) => Ty::Unit,

@@ -84,6 +84,19 @@ fn repl_does_not_keep_a_failed_definition() {
 }
 
 #[test]
+fn repl_seeds_the_program_generator_once_per_session() {
+    // Spec §11.5: the entries of one session draw one stream (two calls
+    // differ), and a new session starts it again.
+    let input = "let a = rand([2])\nlet b = rand([2])\nprint((a == b).all())\nprint(a)\n";
+    let first = twill(&["repl"], input);
+    let second = twill(&["repl"], input);
+    assert_eq!(stdout(&first), stdout(&second));
+    assert!(stdout(&first).starts_with("false bool\n["), "{}", stdout(&first));
+    let run = twill(&["run", "-"], "print(rand([2]))\n");
+    assert_eq!(stdout(&first).lines().nth(1), stdout(&run).lines().next());
+}
+
+#[test]
 fn repl_prints_nothing_for_unit_and_statements() {
     let o = twill(&["repl"], "print(\"hi\")\nlet q = 5\nif q > 1 { q }\n");
     assert_eq!(stdout(&o), "hi\n5\n");

@@ -267,6 +267,20 @@ pub(crate) fn call_builtin(
 ) -> R<Value> {
     match b {
         Builtin::Op(op) => builtin_op(op, slots, at, span),
+        Builtin::Make(m @ (Make::Rand | Make::Randn)) => {
+            // Without `seed=`, the seed is the program generator's next
+            // number (spec §11.5).
+            let mut slots = slots;
+            if let Some(s @ None) = slots.get_mut(2) {
+                *s = Some(Value::Int(cx.next_seed() as i64));
+            } else if slots.len() < 3 {
+                slots.resize(3, None);
+                if let Some(s) = slots.get_mut(2) {
+                    *s = Some(Value::Int(cx.next_seed() as i64));
+                }
+            }
+            tensor_builtin(m, slots, span)
+        }
         Builtin::Make(m) => tensor_builtin(m, slots, span),
         // The others take positional arguments only.
         Builtin::Autodiff(a) => {
@@ -485,6 +499,13 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             Ok(Value::Unit)
         }
         HostFn::Clock => Ok(Value::F64(cx.host().clock())),
+        HostFn::Seed => match arg(0) {
+            Value::Int(n) => {
+                cx.reseed(n as u64);
+                Ok(Value::Unit)
+            }
+            other => fail(span, format!("`seed` needs an Int, not `{}`", other.type_name())),
+        },
         HostFn::F64Bits => match arg(0) {
             Value::F64(x) => Ok(Value::Int(x.to_bits() as i64)),
             Value::Int(i) => Ok(Value::Int((i as f64).to_bits() as i64)),

@@ -68,6 +68,11 @@ pub struct Interp {
     codes: Vec<(Rc<hir::Function>, Rc<Code>)>,
     /// ... and its index there, by the function's address.
     code_index: HashMap<*const hir::Function, u32>,
+    /// The program's random generator (spec §11.5): the state of a
+    /// SplitMix64 stream, 0 at the start (and once per REPL session),
+    /// set by `seed(n)`. A random constructor called without `seed=`
+    /// takes the stream's next number as its seed.
+    rng: u64,
 }
 
 /// Which engine runs a program's code (spec §15).
@@ -98,6 +103,7 @@ impl Interp {
             compiled: true,
             codes: Vec::new(),
             code_index: HashMap::new(),
+            rng: 0,
         }
     }
 
@@ -1794,11 +1800,21 @@ impl Cx for Interp {
             .cloned()
             .unwrap_or_else(|| Rc::from("?"))
     }
+
+    fn next_seed(&mut self) -> u64 {
+        // SplitMix64 (Steele, Lea and Flood, 2014).
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn reseed(&mut self, n: u64) {
+        self.rng = n;
+    }
 }
 
-/// `error: interrupted` at `span` when Ctrl-C was pressed since the last
-/// poll (see `interrupt`).
-#[inline]
 /// Where compiled code goes on when a tree-walker fallback ends with `c`:
 /// a `break` or `continue` of the enclosing compiled loop jumps to its
 /// target; anything else ends the code.
@@ -1811,6 +1827,9 @@ fn escape(c: Box<Ctrl>, brk: u32, cont: u32) -> R<usize> {
     }
 }
 
+/// `error: interrupted` at `span` when Ctrl-C was pressed since the last
+/// poll (see `interrupt`).
+#[inline]
 fn poll_interrupt(span: Span) -> R<()> {
     if crate::interrupt::take() {
         return fail_as(ErrorKind::Interrupted, span, "interrupted");
