@@ -64,7 +64,7 @@ macro_rules! builtins {
 
 builtins! {
     host {
-        Print = "print", "print values separated by spaces, then a newline";
+        Print = "print", "print values separated by sep (a space), then end (a newline): print(a, b, sep=\" \", end=\"\\n\")";
         Str = "str", "the text of a value, as `print` shows it";
         Args = "args", "the program's command-line arguments, an Arr[Str]";
         Range = "range", "the Ints from start (0) up to stop, by step (1)";
@@ -257,7 +257,8 @@ impl Builtin {
     pub fn signature(self) -> Signature {
         // (fewest positional arguments, most, parameter names for keywords)
         let (min, max, params): (usize, Option<usize>, &'static [&'static str]) = match self {
-            Builtin::Host(HostFn::Print) => (0, None, &[]),
+            // Values, then the keyword-only `sep` and `end`.
+            Builtin::Host(HostFn::Print) => (0, None, &["sep", "end"]),
             // A tensor operation's keywords are its registry parameters
             // (see `resolve`); the arity of the tensor-only ones is the
             // kernel's to check, those that also take host numbers have
@@ -309,6 +310,15 @@ impl Builtin {
             }
         };
         Signature { min, max, params }
+    }
+
+    /// Whether the named parameters are keyword-only, after any number of
+    /// positional arguments (`print(a, b, sep=", ", end="")`): the
+    /// keywords are bound to the first slots, in the order of the
+    /// parameter names, and the positional arguments to the slots after
+    /// them.
+    pub fn keyword_only(self) -> bool {
+        matches!(self, Builtin::Host(HostFn::Print))
     }
 
     /// Where the dtype argument sits among the positional arguments, for

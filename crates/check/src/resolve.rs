@@ -1936,10 +1936,9 @@ impl Pass<'_> {
                                     *ks,
                                     format!("`{n}` has no keyword argument `{k}`"),
                                 )),
-                                Some(i) if i < npos || given.contains(k) => self.err(Diagnostic::error(
-                                    *ks,
-                                    format!("argument `{k}` of `{n}` is given twice"),
-                                )),
+                                Some(i) if (i < npos && !b.keyword_only()) || given.contains(k) => self.err(
+                                    Diagnostic::error(*ks, format!("argument `{k}` of `{n}` is given twice")),
+                                ),
                                 Some(_) => given.push(k.clone()),
                             }
                         }
@@ -1992,7 +1991,14 @@ impl Pass<'_> {
                             a.expr = expr(H::AssertDtype(Box::new(e), *d), sp);
                         }
                     }
-                    return (H::Builtin(b, bind_slots(raw, 0, |_| None)), ty);
+                    let first = sig.params.len() as u32;
+                    return (
+                        H::Builtin(
+                            b,
+                            bind_slots(raw, first, |k| sig.params.iter().position(|p| *p == k)),
+                        ),
+                        ty,
+                    );
                 }
                 if let Some(op) = tensor_op {
                     let spans: Vec<Span> = args
@@ -2005,7 +2011,14 @@ impl Pass<'_> {
                 }
                 let hargs = match b.op() {
                     Some(op) => bind_slots(raw, 0, |k| op.spec().param_index(k)),
-                    None => bind_slots(raw, 0, |k| sig.params.iter().position(|p| *p == k)),
+                    None => {
+                        let first = if b.keyword_only() {
+                            sig.params.len() as u32
+                        } else {
+                            0
+                        };
+                        bind_slots(raw, first, |k| sig.params.iter().position(|p| *p == k))
+                    }
                 };
                 return (H::Builtin(b, hargs), ty);
             }

@@ -286,8 +286,48 @@ pub(crate) fn call_builtin(
         Builtin::Autodiff(a) => {
             crate::autodiff::functional::autodiff_builtin(cx, a, slots.into_iter().flatten().collect(), span)
         }
+        Builtin::Host(HostFn::Print) => print(cx, slots, at, span),
         Builtin::Host(h) => host_builtin(cx, h, slots.into_iter().flatten().collect(), span),
     }
+}
+
+/// `print(values…, sep=" ", end="\n")`: the slots hold `sep` and `end`
+/// (keyword-only, `Builtin::keyword_only`), then the values.
+fn print(cx: &mut dyn Cx, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<Value> {
+    let mut slots = slots.into_iter();
+    let mut text = |slot: usize, name: &str, default: &str| match slots.next().flatten() {
+        None => Ok(default.to_string()),
+        Some(Value::Str(s)) => Ok(s.to_string()),
+        Some(other) => fail(
+            at.of(slot).unwrap_or(span),
+            format!("`print`'s `{name}` must be a Str, not `{}`", other.type_name()),
+        ),
+    };
+    let sep = text(0, "sep", " ")?;
+    let end = text(1, "end", "\n")?;
+    write_values(cx, slots.flatten(), &sep, &end, span)
+}
+
+/// Writes the values' text separated by `sep`, then `end`, to stdout.
+fn write_values(
+    cx: &mut dyn Cx,
+    values: impl Iterator<Item = Value>,
+    sep: &str,
+    end: &str,
+    span: Span,
+) -> R<Value> {
+    let mut line = String::new();
+    for (i, a) in values.enumerate() {
+        if i > 0 {
+            line.push_str(sep);
+        }
+        line.push_str(&display(&a));
+    }
+    line.push_str(end);
+    if cx.host().stdout().write_all(line.as_bytes()).is_err() {
+        return fail(span, "cannot write to standard output");
+    }
+    Ok(Value::Unit)
 }
 
 /// A host builtin's positional arguments: up to four without a heap
@@ -302,20 +342,9 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             .map_or(Value::Unit, |v| std::mem::replace(v, Value::Unit))
     };
     match h {
-        HostFn::Print => {
-            let mut line = String::new();
-            for (i, a) in argv.iter().enumerate() {
-                if i > 0 {
-                    line.push(' ');
-                }
-                line.push_str(&display(a));
-            }
-            line.push('\n');
-            if cx.host().stdout().write_all(line.as_bytes()).is_err() {
-                return fail(span, "cannot write to standard output");
-            }
-            Ok(Value::Unit)
-        }
+        // Positional values only (`call_builtin` sends a call with its
+        // keyword slots to `print`).
+        HostFn::Print => write_values(cx, argv.into_iter(), " ", "\n", span),
         HostFn::Str => Ok(Value::str(display(&arg(0)))),
         HostFn::Args => Ok(Value::Arr(Rc::new(
             cx.host().args().iter().map(|a| Value::str(a.clone())).collect(),

@@ -1076,7 +1076,8 @@ impl Interp {
                     // order: they move from their registers to its list.
                     if let twill_check::builtins::Builtin::Host(h) = *b {
                         let at = base + args as usize;
-                        if hargs.slots as usize == hargs.items.len()
+                        if !b.keyword_only()
+                            && hargs.slots as usize == hargs.items.len()
                             && hargs
                                 .items
                                 .iter()

@@ -22,7 +22,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::rc::Rc;
 
 mod atomic;
@@ -138,14 +138,18 @@ fn read_all(mut source: impl io::Read, hint: u64, limit: usize) -> io::Result<Ve
 // may touch it (clippy.toml forbids it everywhere else).
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 impl RealHost {
-    /// For `twill run`: standard output is block-buffered (64 KiB), so a
-    /// program printing many lines does not pay a system call per line;
-    /// it is flushed when the program ends or fails.
+    /// For `twill run`: standard output to a file or pipe is
+    /// block-buffered (64 KiB), so a program printing many lines does not
+    /// pay a system call per line; it is flushed when the program ends or
+    /// fails. To a terminal it is flushed at every newline (spec §10.7), so
+    /// progress shows as it is printed.
     pub fn buffered(args: Vec<String>) -> RealHost {
-        RealHost::with_stdout(
-            args,
-            Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout())),
-        )
+        let stdout: Box<dyn Write> = if io::stdout().is_terminal() {
+            Box::new(io::stdout())
+        } else {
+            Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout()))
+        };
+        RealHost::with_stdout(args, stdout)
     }
 
     /// For the REPL: standard output as the process has it (line-buffered),
