@@ -449,7 +449,7 @@ pub fn host_op_result(op: Op, args: &[Ty]) -> Ty {
 macro_rules! host_methods {
     ($($variant:ident = $name:literal, [$($recv:ident),*], $help:literal;)*) => {
         /// A method of a value that is not a tensor operation: of Str, Arr,
-        /// Tape, and the tensor methods `to`, `numel`, `item`.
+        /// Tape, Res and Opt, and the tensor methods `to`, `numel`, `item`.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum HostMethod {
             $($variant,)*
@@ -468,6 +468,8 @@ pub enum Recv {
     Arr,
     Tape,
     Tensor,
+    Res,
+    Opt,
 }
 
 host_methods! {
@@ -492,6 +494,13 @@ host_methods! {
     To = "to", [Tensor], "the tensor cast to a dtype, rounding once";
     Numel = "numel", [Tensor], "the number of elements";
     Item = "item", [Tensor], "the value of a one-element tensor as a host number";
+    Unwrap = "unwrap", [Res, Opt], "the value in an Ok or a Some; an Err or None is a runtime error";
+    Expect = "expect", [Res, Opt], "the value in an Ok or a Some; else a runtime error with your message";
+    UnwrapOr = "unwrap_or", [Res, Opt], "the value in an Ok or a Some, else the default given";
+    IsOk = "is_ok", [Res], "whether the Res is an Ok";
+    IsErr = "is_err", [Res], "whether the Res is an Err";
+    IsSome = "is_some", [Opt], "whether the Opt is a Some";
+    IsNone = "is_none", [Opt], "whether the Opt is None";
 }
 
 impl HostMethod {
@@ -560,6 +569,8 @@ pub fn recv_kind(ty: &Ty) -> Option<Recv> {
         Ty::Arr(_) => Some(Recv::Arr),
         Ty::Tape => Some(Recv::Tape),
         Ty::Tensor(_) => Some(Recv::Tensor),
+        Ty::Res(..) => Some(Recv::Res),
+        Ty::Opt(_) => Some(Recv::Opt),
         Ty::Unknown
         | Ty::Unit
         | Ty::Int
@@ -567,8 +578,6 @@ pub fn recv_kind(ty: &Ty) -> Option<Recv> {
         | Ty::Bool
         | Ty::DType
         | Ty::Range
-        | Ty::Res(..)
-        | Ty::Opt(_)
         | Ty::Fn(..)
         | Ty::Struct(_) => None,
     }
@@ -608,6 +617,9 @@ pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
         (Ty::Arr(_), M::Push | M::Insert) => Ty::Unit,
         (Ty::Tensor(_), M::Numel) => Ty::Int,
         (Ty::Tape, M::Watch) => Ty::Tensor(None),
+        (Ty::Res(ok, _), M::Unwrap | M::Expect | M::UnwrapOr) => (**ok).clone(),
+        (Ty::Opt(t), M::Unwrap | M::Expect | M::UnwrapOr) => (**t).clone(),
+        (Ty::Res(..), M::IsOk | M::IsErr) | (Ty::Opt(_), M::IsSome | M::IsNone) => Ty::Bool,
         (Ty::Tensor(Some(d)), M::Item) => match d {
             DType::Bool => Ty::Bool,
             DType::I8 | DType::I32 => Ty::Int,

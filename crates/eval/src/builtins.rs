@@ -253,7 +253,14 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
         | HostMethod::Watch
         | HostMethod::To
         | HostMethod::Numel
-        | HostMethod::Item => Err(format!("unknown method `{name}` on `Arr`").into()),
+        | HostMethod::Item
+        | HostMethod::Unwrap
+        | HostMethod::Expect
+        | HostMethod::UnwrapOr
+        | HostMethod::IsOk
+        | HostMethod::IsErr
+        | HostMethod::IsSome
+        | HostMethod::IsNone => Err(format!("unknown method `{name}` on `Arr`").into()),
     }
 }
 
@@ -723,7 +730,14 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Watch
             | M::To
             | M::Numel
-            | M::Item => unknown("Str"),
+            | M::Item
+            | M::Unwrap
+            | M::Expect
+            | M::UnwrapOr
+            | M::IsOk
+            | M::IsErr
+            | M::IsSome
+            | M::IsNone => unknown("Str"),
         },
         (Value::Arr(items), Some(h)) => match h {
             M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
@@ -766,8 +780,57 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Watch
             | M::To
             | M::Numel
-            | M::Item => unknown("Arr"),
+            | M::Item
+            | M::Unwrap
+            | M::Expect
+            | M::UnwrapOr
+            | M::IsOk
+            | M::IsErr
+            | M::IsSome
+            | M::IsNone => unknown("Arr"),
         },
+        (
+            Value::Ok(_) | Value::Err(_) | Value::Some(_) | Value::None,
+            Some(h @ (M::Unwrap | M::Expect | M::UnwrapOr)),
+        ) => {
+            let (inner, err) = match &recv {
+                Value::Ok(v) | Value::Some(v) => (Some(v), None),
+                Value::Err(e) => (None, Some(e)),
+                _ => (None, None),
+            };
+            match (inner, h) {
+                (Some(v), M::Unwrap) => want(0).map(|_| (**v).clone()),
+                (Some(v), M::Expect | M::UnwrapOr) => want(1).map(|_| (**v).clone()),
+                (None, M::UnwrapOr) => {
+                    want(1)?;
+                    Ok(argv[0].clone())
+                }
+                (None, M::Expect) => {
+                    let msg = str_arg(0)?;
+                    want(1)?;
+                    match err {
+                        Some(e) => fail(span, format!("{msg}: {}", display(e))),
+                        None => fail(span, msg.as_str()),
+                    }
+                }
+                // `unwrap` of an Err or None (`h` is one of the three).
+                _ => {
+                    want(0)?;
+                    match err {
+                        Some(e) => fail(span, format!("unwrap of Err: {}", display(e))),
+                        None => fail(span, "unwrap of None"),
+                    }
+                }
+            }
+        }
+        (Value::Ok(_) | Value::Err(_), Some(h @ (M::IsOk | M::IsErr))) => {
+            want(0)?;
+            Ok(Value::Bool(matches!(recv, Value::Ok(_)) == (h == M::IsOk)))
+        }
+        (Value::Some(_) | Value::None, Some(h @ (M::IsSome | M::IsNone))) => {
+            want(0)?;
+            Ok(Value::Bool(matches!(recv, Value::Some(_)) == (h == M::IsSome)))
+        }
         (Value::Tensor(_) | Value::Tracked(_), _) => tensor_method(&recv, m, name, argv, span),
         (Value::Tape(tp), Some(M::Watch)) => {
             want(1)?;
