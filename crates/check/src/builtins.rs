@@ -85,6 +85,8 @@ builtins! {
         F64Bits = "f64_bits", "the IEEE bit pattern of an F64, as an Int";
         F64FromBits = "f64_from_bits", "the F64 whose bit pattern is this Int";
         Seed = "seed", "restart the program's random generator from an Int: seed(n)";
+        Exit = "exit", "end the program with an exit status from 0 to 255 (0 by default), after flushing output";
+        Env = "env", "the value of an environment variable, an Opt[Str]";
     }
     make {
         Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
@@ -298,7 +300,9 @@ impl Builtin {
             | Builtin::Make(Make::OnesLike)
             | Builtin::Host(HostFn::F64Bits)
             | Builtin::Host(HostFn::F64FromBits)
-            | Builtin::Host(HostFn::Seed) => (1, Some(1), &[]),
+            | Builtin::Host(HostFn::Seed)
+            | Builtin::Host(HostFn::Env) => (1, Some(1), &[]),
+            Builtin::Host(HostFn::Exit) => (0, Some(1), &[]),
             Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
             Builtin::Make(Make::Full) => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
             Builtin::Make(Make::Arange) => (1, Some(4), &["a", "b", "step", DTYPE_PARAM]),
@@ -333,6 +337,7 @@ impl Builtin {
         match self {
             Builtin::Host(HostFn::Print)
             | Builtin::Host(HostFn::Seed)
+            | Builtin::Host(HostFn::Exit)
             | Builtin::Host(HostFn::Assert)
             | Builtin::Host(HostFn::WriteText)
             | Builtin::Host(HostFn::SaveNpy) => Ty::Unit,
@@ -340,6 +345,7 @@ impl Builtin {
                 Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Unknown))), Box::new(Ty::Str))
             }
             Builtin::Host(HostFn::LoadNpy) => Ty::Tensor(None),
+            Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Str) | Builtin::Host(HostFn::ReadText) => Ty::Str,
             Builtin::Host(HostFn::Args) => Ty::Arr(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Range) => Ty::Range,

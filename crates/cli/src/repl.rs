@@ -92,15 +92,19 @@ fn piped() -> i32 {
         depth = open.unwrap_or(0);
         if complete(&buf) {
             interrupt::clear();
-            if session.entry(&buf, &mut reporter) == Flow::Quit {
-                return Status::Ok.code();
+            match session.entry(&buf, &mut reporter) {
+                Flow::Quit => return Status::Ok.code(),
+                Flow::Exit(code) => return code,
+                Flow::Continue => {}
             }
             buf.clear();
             depth = 0;
         }
     }
     if !buf.trim().is_empty() {
-        session.entry(&buf, &mut reporter);
+        if let Flow::Exit(code) = session.entry(&buf, &mut reporter) {
+            return code;
+        }
     }
     Status::Ok.code()
 }
@@ -127,8 +131,10 @@ fn interactive() -> i32 {
         match editor.readline("twill> ") {
             Ok(line) => {
                 interrupt::clear();
-                if session.entry(&line, &mut reporter) == Flow::Quit {
-                    break;
+                match session.entry(&line, &mut reporter) {
+                    Flow::Quit => break,
+                    Flow::Exit(code) => return code,
+                    Flow::Continue => {}
                 }
             }
             Err(ReadlineError::Interrupted) => continue,

@@ -97,6 +97,22 @@ fn repl_seeds_the_program_generator_once_per_session() {
 }
 
 #[test]
+fn exit_ends_run_and_repl_with_its_status_after_flushing() {
+    // Spec §10.7: the status is exit's, and what was printed is kept (to a
+    // pipe, whose output is buffered until the end).
+    let run = twill(
+        &["run", "-"],
+        "print(\"kept\", end=\"\")\nexit(7)\nprint(\"lost\")\n",
+    );
+    assert_eq!(stdout(&run), "kept");
+    assert_eq!(stderr(&run), "");
+    assert_eq!(run.status.code(), Some(7));
+    let repl = twill(&["repl"], "let a = 1\nprint(a)\nexit(4)\nprint(2)\n");
+    assert_eq!(stdout(&repl), "1\n");
+    assert_eq!(repl.status.code(), Some(4));
+}
+
+#[test]
 fn repl_prints_nothing_for_unit_and_statements() {
     let o = twill(&["repl"], "print(\"hi\")\nlet q = 5\nif q > 1 { q }\n");
     assert_eq!(stdout(&o), "hi\n5\n");

@@ -535,6 +535,31 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             Ok(Value::Unit)
         }
         HostFn::Clock => Ok(Value::F64(cx.host().clock())),
+        HostFn::Exit => match argv.first().cloned().unwrap_or(Value::Int(0)) {
+            Value::Int(code @ 0..=255) => {
+                Err(Box::new(crate::error::Ctrl::Error(crate::error::RuntimeError {
+                    kind: ErrorKind::Exit(code as i32),
+                    message: format!("exit({code})"),
+                    span,
+                    notes: Vec::new(),
+                })))
+            }
+            Value::Int(code) => fail(span, format!("`exit` needs a status from 0 to 255, not {code}")),
+            other => fail(
+                span,
+                format!("`exit` needs an Int status, not `{}`", other.type_name()),
+            ),
+        },
+        HostFn::Env => match arg(0) {
+            Value::Str(name) => Ok(match cx.host().env_var(&name) {
+                Some(v) => Value::Some(Rc::new(Value::str(v))),
+                None => Value::None,
+            }),
+            other => fail(
+                span,
+                format!("`env` needs a name (Str), not `{}`", other.type_name()),
+            ),
+        },
         HostFn::Seed => match arg(0) {
             Value::Int(n) => {
                 cx.reseed(n as u64);

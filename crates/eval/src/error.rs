@@ -36,6 +36,9 @@ pub enum ErrorKind {
     StackOverflow,
     /// Stopped by Ctrl-C (spec §12.1).
     Interrupted,
+    /// Not a failure: `exit(code)` ended the program (spec §10.7), with
+    /// this status; nothing is reported.
+    Exit(i32),
 }
 
 impl ErrorKind {
@@ -50,6 +53,7 @@ impl ErrorKind {
             ErrorKind::Assertion => "assertion",
             ErrorKind::StackOverflow => "stack-overflow",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Exit(_) => "exit",
         }
     }
 }

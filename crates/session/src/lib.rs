@@ -43,6 +43,8 @@ pub enum Status {
     Runtime,
     /// The program was rejected before running (or could not be read).
     Static,
+    /// The program called `exit(code)` (spec §10.7).
+    Exit(i32),
 }
 
 impl Status {
@@ -52,6 +54,7 @@ impl Status {
             Status::Ok => 0,
             Status::Runtime => 1,
             Status::Static => 2,
+            Status::Exit(code) => code,
         }
     }
 }
@@ -68,6 +71,8 @@ pub enum Mode {
 pub enum Flow {
     Continue,
     Quit,
+    /// The entry called `exit(code)`: the session ends with this status.
+    Exit(i32),
 }
 
 /// Where a session's diagnostics go, as they arise (so a checker warning
@@ -288,10 +293,13 @@ impl Session {
         }
         match self.run(&module) {
             Ok(_) => Status::Ok,
-            Err(d) => {
-                reporter.diagnostics(&self.sources, &[d]);
-                Status::Runtime
-            }
+            Err(d) => match self.last_error {
+                Some(ErrorKind::Exit(code)) => Status::Exit(code),
+                _ => {
+                    reporter.diagnostics(&self.sources, &[d]);
+                    Status::Runtime
+                }
+            },
         }
     }
 
@@ -319,7 +327,10 @@ impl Session {
                 self.print_line(&display(&v));
             }
             Ok(_) => {}
-            Err(d) => reporter.diagnostics(&self.sources, &[d]),
+            Err(d) => match self.last_error {
+                Some(ErrorKind::Exit(code)) => return Flow::Exit(code),
+                _ => reporter.diagnostics(&self.sources, &[d]),
+            },
         }
         Flow::Continue
     }
