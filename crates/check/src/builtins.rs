@@ -87,6 +87,8 @@ builtins! {
         Seed = "seed", "restart the program's random generator from an Int: seed(n)";
         Exit = "exit", "end the program with an exit status from 0 to 255 (0 by default), after flushing output";
         Env = "env", "the value of an environment variable, an Opt[Str]";
+        Chr = "chr", "the one-character Str of a code point";
+        Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
     }
     make {
         Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
@@ -301,7 +303,9 @@ impl Builtin {
             | Builtin::Host(HostFn::F64Bits)
             | Builtin::Host(HostFn::F64FromBits)
             | Builtin::Host(HostFn::Seed)
-            | Builtin::Host(HostFn::Env) => (1, Some(1), &[]),
+            | Builtin::Host(HostFn::Env)
+            | Builtin::Host(HostFn::Chr) => (1, Some(1), &[]),
+            Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
             Builtin::Host(HostFn::Exit) => (0, Some(1), &[]),
             Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
             Builtin::Make(Make::Full) => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
@@ -346,6 +350,15 @@ impl Builtin {
             }
             Builtin::Host(HostFn::LoadNpy) => Ty::Tensor(None),
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
+            Builtin::Host(HostFn::Chr) => Ty::Str,
+            Builtin::Host(HostFn::Sorted) => {
+                let elem = if let Ty::Arr(t) = &first {
+                    (**t).clone()
+                } else {
+                    Ty::Unknown
+                };
+                Ty::Arr(Box::new(elem))
+            }
             Builtin::Host(HostFn::Str) | Builtin::Host(HostFn::ReadText) => Ty::Str,
             Builtin::Host(HostFn::Args) => Ty::Arr(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Range) => Ty::Range,
@@ -490,12 +503,23 @@ host_methods! {
     Replace = "replace", [Str], "the Str with every occurrence of a piece replaced";
     Find = "find", [Str], "the character index of a piece, or -1";
     Chars = "chars", [Str], "the characters of the Str, an Arr[Str]";
+    PadLeft = "pad_left", [Str], "the Str padded on the left to n characters: pad_left(n, fill=\" \")";
+    PadRight = "pad_right", [Str], "the Str padded on the right to n characters: pad_right(n, fill=\" \")";
+    Repeat = "repeat", [Str], "the Str repeated n times (also s * n)";
+    Ord = "ord", [Str], "the code point of a one-character Str, an Int";
+    IsDigit = "is_digit", [Str], "whether the Str is not empty and all its characters are numeric";
+    IsAlpha = "is_alpha", [Str], "whether the Str is not empty and all its characters are letters";
+    IsSpace = "is_space", [Str], "whether the Str is not empty and all its characters are white space";
+    Lines = "lines", [Str], "the lines of the Str, without their line ends, an Arr[Str]";
     Push = "push", [Arr], "append an element (on a var)";
     Pop = "pop", [Arr], "remove and return the last element (on a var)";
     Join = "join", [Arr], "the elements' text joined by a separator";
     Reversed = "reversed", [Arr], "a reversed copy";
     Insert = "insert", [Arr], "insert an element at an index (on a var)";
     Remove = "remove", [Arr], "remove and return the element at an index (on a var)";
+    Sort = "sort", [Arr], "sort the Arr in place, stably (on a var): numbers or Strs";
+    Extend = "extend", [Arr], "append every element of another Arr (on a var)";
+    IndexOf = "index_of", [Arr], "the index of the first element equal to a value, or -1";
     Watch = "watch", [Tape], "record a tensor on the tape";
     To = "to", [Tensor], "the tensor cast to a dtype, rounding once";
     Numel = "numel", [Tensor], "the number of elements";
@@ -535,7 +559,12 @@ impl HostMethod {
     pub fn mutates(self) -> bool {
         matches!(
             self,
-            HostMethod::Push | HostMethod::Pop | HostMethod::Insert | HostMethod::Remove
+            HostMethod::Push
+                | HostMethod::Pop
+                | HostMethod::Insert
+                | HostMethod::Remove
+                | HostMethod::Sort
+                | HostMethod::Extend
         )
     }
 
@@ -612,9 +641,16 @@ pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
     };
     match (recv, h) {
         (Ty::Str, M::Len | M::Find) => Ty::Int,
-        (Ty::Str, M::Upper | M::Lower | M::Trim | M::Replace) => Ty::Str,
-        (Ty::Str, M::Split | M::Chars) => Ty::Arr(Box::new(Ty::Str)),
-        (Ty::Str, M::Contains | M::StartsWith | M::EndsWith) => Ty::Bool,
+        (Ty::Str, M::Upper | M::Lower | M::Trim | M::Replace | M::PadLeft | M::PadRight | M::Repeat) => {
+            Ty::Str
+        }
+        (Ty::Str, M::Split | M::Chars | M::Lines) => Ty::Arr(Box::new(Ty::Str)),
+        (Ty::Str, M::Contains | M::StartsWith | M::EndsWith | M::IsDigit | M::IsAlpha | M::IsSpace) => {
+            Ty::Bool
+        }
+        (Ty::Str, M::Ord) => Ty::Int,
+        (Ty::Arr(_), M::IndexOf) => Ty::Int,
+        (Ty::Arr(_), M::Sort | M::Extend) => Ty::Unit,
         (Ty::Arr(_), M::Len) => Ty::Int,
         (Ty::Arr(_), M::Contains) => Ty::Bool,
         (Ty::Arr(_), M::Join) => Ty::Str,

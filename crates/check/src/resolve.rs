@@ -400,6 +400,9 @@ pub fn host_binop(op: BinOp, a: &Ty, b: &Ty) -> Option<Ty> {
             | BinOp::Shr => None,
         },
         (Arr(x), Arr(y)) if op == BinOp::Add => Some(Arr(Box::new(join((**x).clone(), y)))),
+        // Repetition (spec §10.7): `s * n`, `a * n`, either order.
+        (Str, Int) | (Int, Str) if op == BinOp::Mul => Some(Str),
+        (Arr(x), Int) | (Int, Arr(x)) if op == BinOp::Mul => Some(Arr(x.clone())),
         _ => None,
     }
 }

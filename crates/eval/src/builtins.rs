@@ -237,6 +237,21 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
             let i = norm_index(&args[0], items.len())?;
             Ok(items.remove(i))
         }
+        HostMethod::Sort => {
+            want(0)?;
+            ops::sortable(items)?;
+            items.sort_by(ops::sort_order);
+            Ok(Value::Unit)
+        }
+        HostMethod::Extend => {
+            want(1)?;
+            let Value::Arr(more) = &args[0] else {
+                return Err(format!("`extend` needs an Arr, not `{}`", args[0].type_name()).into());
+            };
+            ops::reserve_arr(items, items.len() + more.len())?;
+            items.extend(more.iter().cloned());
+            Ok(Value::Unit)
+        }
         HostMethod::Len
         | HostMethod::Upper
         | HostMethod::Lower
@@ -260,7 +275,16 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
         | HostMethod::IsOk
         | HostMethod::IsErr
         | HostMethod::IsSome
-        | HostMethod::IsNone => Err(format!("unknown method `{name}` on `Arr`").into()),
+        | HostMethod::IsNone
+        | HostMethod::IndexOf
+        | HostMethod::PadLeft
+        | HostMethod::PadRight
+        | HostMethod::Repeat
+        | HostMethod::Ord
+        | HostMethod::IsDigit
+        | HostMethod::IsAlpha
+        | HostMethod::IsSpace
+        | HostMethod::Lines => Err(format!("unknown method `{name}` on `Arr`").into()),
     }
 }
 
@@ -550,6 +574,39 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                 format!("`exit` needs an Int status, not `{}`", other.type_name()),
             ),
         },
+        HostFn::Chr => match arg(0) {
+            Value::Int(i) => match u32::try_from(i).ok().and_then(char::from_u32) {
+                Some(c) => Ok(Value::str(c.to_string())),
+                None => fail(span, format!("`chr`: {i} is not a Unicode code point")),
+            },
+            other => fail(span, format!("`chr` needs an Int, not `{}`", other.type_name())),
+        },
+        HostFn::Sorted => {
+            let reverse = match arg(1) {
+                Value::Unit => false,
+                Value::Bool(b) => b,
+                other => {
+                    return fail(
+                        span,
+                        format!("`sorted`'s `reverse` must be a Bool, not `{}`", other.type_name()),
+                    )
+                }
+            };
+            let Value::Arr(items) = arg(0) else {
+                return fail(span, "`sorted` needs an Arr");
+            };
+            let mut v = Vec::new();
+            ops::reserve_arr(&mut v, items.len()).or_else(|f| fail_with(span, f))?;
+            v.extend(items.iter().cloned());
+            ops::sortable(&v).or_else(|f| fail_with(span, f))?;
+            // Stable either way: equal elements keep their order (Python's).
+            if reverse {
+                v.sort_by(|a, b| ops::sort_order(b, a));
+            } else {
+                v.sort_by(ops::sort_order);
+            }
+            Ok(Value::Arr(Rc::new(v)))
+        }
         HostFn::Env => match arg(0) {
             Value::Str(name) => Ok(match cx.host().env_var(&name) {
                 Some(v) => Value::Some(Rc::new(Value::str(v))),
@@ -692,6 +749,13 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 out.extend(s.chars().map(|c| Value::str(c.to_string())));
                 Ok(Value::Arr(Rc::new(out)))
             }
+            M::Split if argv.is_empty() => {
+                // On runs of white space, with no empty pieces (Python's).
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, s.split_whitespace().count()).or_else(|f| fail_with(span, f))?;
+                out.extend(s.split_whitespace().map(Value::str));
+                Ok(Value::Arr(Rc::new(out)))
+            }
             M::Split => {
                 want(1)?;
                 let sep = str_arg(0)?;
@@ -746,6 +810,90 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                     None => -1,
                 }))
             }
+            M::PadLeft | M::PadRight => {
+                if !(1..=2).contains(&argv.len()) {
+                    return fail(
+                        span,
+                        format!("`{name}` takes 1 or 2 arguments, but {} were given", argv.len()),
+                    );
+                }
+                let Value::Int(width) = argv[0] else {
+                    return fail(
+                        span,
+                        format!("`{name}`'s width must be an Int, not `{}`", argv[0].type_name()),
+                    );
+                };
+                let fill = match argv.get(1) {
+                    None => ' ',
+                    Some(Value::Str(f)) if f.chars().count() == 1 => f.chars().next().unwrap_or(' '),
+                    Some(other) => {
+                        return fail(
+                            span,
+                            format!(
+                                "`{name}`'s fill must be a Str of one character, not `{}`",
+                                crate::print::repr(other)
+                            ),
+                        )
+                    }
+                };
+                let have = s.chars().count();
+                let more = usize::try_from(width).unwrap_or(0).saturating_sub(have);
+                let mut out = String::new();
+                let total = more
+                    .checked_mul(fill.len_utf8())
+                    .and_then(|b| b.checked_add(s.len()));
+                ops::reserve_str(&mut out, total.unwrap_or(usize::MAX)).or_else(|f| fail_with(span, f))?;
+                if h == M::PadRight {
+                    out.push_str(s);
+                }
+                out.extend(std::iter::repeat_n(fill, more));
+                if h == M::PadLeft {
+                    out.push_str(s);
+                }
+                Ok(Value::str(out))
+            }
+            M::Repeat => {
+                want(1)?;
+                match argv[0] {
+                    Value::Int(n) => ops::repeat_str(s, n)
+                        .map(Value::str)
+                        .or_else(|f| fail_with(span, f)),
+                    ref other => fail(
+                        span,
+                        format!("`repeat` needs an Int count, not `{}`", other.type_name()),
+                    ),
+                }
+            }
+            M::Ord => {
+                want(0)?;
+                let mut cs = s.chars();
+                match (cs.next(), cs.next()) {
+                    (Some(c), None) => Ok(Value::Int(c as i64)),
+                    _ => fail(
+                        span,
+                        format!(
+                            "`ord` needs a Str of one character, not one of {}",
+                            s.chars().count()
+                        ),
+                    ),
+                }
+            }
+            M::IsDigit | M::IsAlpha | M::IsSpace => {
+                want(0)?;
+                let test: fn(char) -> bool = match h {
+                    M::IsDigit => char::is_numeric,
+                    M::IsAlpha => char::is_alphabetic,
+                    _ => char::is_whitespace,
+                };
+                Ok(Value::Bool(!s.is_empty() && s.chars().all(test)))
+            }
+            M::Lines => {
+                want(0)?;
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, s.lines().count()).or_else(|f| fail_with(span, f))?;
+                out.extend(s.lines().map(Value::str));
+                Ok(Value::Arr(Rc::new(out)))
+            }
             M::Push
             | M::Pop
             | M::Join
@@ -762,7 +910,10 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::IsOk
             | M::IsErr
             | M::IsSome
-            | M::IsNone => unknown("Str"),
+            | M::IsNone
+            | M::Sort
+            | M::Extend
+            | M::IndexOf => unknown("Str"),
         },
         (Value::Arr(items), Some(h)) => match h {
             M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
@@ -787,7 +938,12 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 }
                 Ok(Value::str(out))
             }
-            M::Push | M::Pop | M::Insert | M::Remove => fail(
+            M::IndexOf => {
+                want(1)?;
+                let at = items.iter().position(|v| ops::equal(v, &argv[0]));
+                Ok(Value::Int(at.map_or(-1, |i| i as i64)))
+            }
+            M::Push | M::Pop | M::Insert | M::Remove | M::Sort | M::Extend => fail(
                 span,
                 format!(
                     "`{name}` changes the Arr, so it needs a variable declared with `var` as its receiver"
@@ -812,7 +968,15 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::IsOk
             | M::IsErr
             | M::IsSome
-            | M::IsNone => unknown("Arr"),
+            | M::IsNone
+            | M::PadLeft
+            | M::PadRight
+            | M::Repeat
+            | M::Ord
+            | M::IsDigit
+            | M::IsAlpha
+            | M::IsSpace
+            | M::Lines => unknown("Arr"),
         },
         (
             Value::Ok(_) | Value::Err(_) | Value::Some(_) | Value::None,

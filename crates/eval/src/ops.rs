@@ -238,6 +238,12 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
             v.extend(y.iter().cloned());
             return Ok(Value::Arr(Rc::new(v)));
         }
+        (Value::Str(s), Value::Int(n)) | (Value::Int(n), Value::Str(s)) if op == BinOp::Mul => {
+            return repeat_str(s, *n).map(Value::str);
+        }
+        (Value::Arr(items), Value::Int(n)) | (Value::Int(n), Value::Arr(items)) if op == BinOp::Mul => {
+            return repeat_arr(items, *n).map(|v| Value::Arr(Rc::new(v)));
+        }
         _ => {}
     }
     Err(format!(
@@ -273,6 +279,85 @@ pub(crate) fn reserve_arr(v: &mut Vec<Value>, total: usize) -> Result<(), Failur
             "cannot allocate {bytes} bytes for an Arr of {total} items: out of memory"
         ))
     })
+}
+
+/// `s` repeated `n` times (none for n ≤ 0), as Python's `s * n`.
+pub(crate) fn repeat_str(s: &str, n: i64) -> Result<String, Failure> {
+    let n = usize::try_from(n).unwrap_or(0);
+    let mut out = String::new();
+    reserve_str(&mut out, s.len().saturating_mul(n))?;
+    for _ in 0..n {
+        out.push_str(s);
+    }
+    Ok(out)
+}
+
+/// The items repeated `n` times (none for n ≤ 0), as Python's `a * n`.
+pub(crate) fn repeat_arr(items: &[Value], n: i64) -> Result<Vec<Value>, Failure> {
+    let n = usize::try_from(n).unwrap_or(0);
+    let mut out = Vec::new();
+    reserve_arr(&mut out, items.len().saturating_mul(n))?;
+    for _ in 0..n {
+        out.extend(items.iter().cloned());
+    }
+    Ok(out)
+}
+
+/// The order of two elements for `sort` and `sorted`: numbers by value
+/// (Int and F64 together; NaN after every other number, as NumPy sorts),
+/// Strs by code point. `sortable` has checked the kinds first.
+// Every kind but numbers and Strs is unordered, whatever kinds come later.
+#[allow(clippy::wildcard_enum_match_arm)]
+pub(crate) fn sort_order(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let num = |v: &Value| match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::F64(x) => Some(*x),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        _ => match (num(a), num(b)) {
+            (Some(x), Some(y)) => match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+            },
+            _ => Ordering::Equal,
+        },
+    }
+}
+
+/// Whether the items can be sorted: all numbers, or all Strs.
+// As for `sort_order`.
+#[allow(clippy::wildcard_enum_match_arm)]
+pub(crate) fn sortable(items: &[Value]) -> Result<(), Failure> {
+    let kind = |v: &Value| match v {
+        Value::Int(_) | Value::F64(_) => Some(0),
+        Value::Str(_) => Some(1),
+        _ => None,
+    };
+    let Some(first) = items.first() else {
+        return Ok(());
+    };
+    for v in items {
+        if kind(v).is_none() {
+            return Err(Failure::from(format!(
+                "cannot sort an Arr holding a `{}`: only numbers, or only Strs",
+                v.type_name()
+            )));
+        }
+        if kind(v) != kind(first) {
+            return Err(Failure::from(format!(
+                "cannot sort an Arr holding `{}` and `{}`: only numbers, or only Strs",
+                first.type_name(),
+                v.type_name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Structural equality; numbers compare by value across Int and F64;
