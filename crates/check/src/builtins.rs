@@ -88,6 +88,7 @@ builtins! {
         Exit = "exit", "end the program with an exit status from 0 to 255 (0 by default), after flushing output";
         Env = "env", "the value of an environment variable, an Opt[Str]";
         Chr = "chr", "the one-character Str of a code point";
+        Format = "format", "a value's text by a format spec, as in an f-string: format(x, \".3f\")";
         Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
     }
     make {
@@ -306,6 +307,7 @@ impl Builtin {
             | Builtin::Host(HostFn::Env)
             | Builtin::Host(HostFn::Chr) => (1, Some(1), &[]),
             Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
+            Builtin::Host(HostFn::Format) => (2, Some(2), &[]),
             Builtin::Host(HostFn::Exit) => (0, Some(1), &[]),
             Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
             Builtin::Make(Make::Full) => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
@@ -350,7 +352,7 @@ impl Builtin {
             }
             Builtin::Host(HostFn::LoadNpy) => Ty::Tensor(None),
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
-            Builtin::Host(HostFn::Chr) => Ty::Str,
+            Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) => Ty::Str,
             Builtin::Host(HostFn::Sorted) => {
                 let elem = if let Ty::Arr(t) = &first {
                     (**t).clone()

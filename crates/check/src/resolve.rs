@@ -1224,12 +1224,105 @@ impl Pass<'_> {
         h
     }
 
+    /// An f-string (spec §10.7), as the Str concatenation of its text and
+    /// of its fields' `str(x)` or `format(x, spec)`, so both engines run it
+    /// as they run those. A literal spec is checked here: one that does not
+    /// parse, or that cannot format the field's type when that is known, is
+    /// a static error at the spec.
+    fn fstring(&mut self, parts: &[ast::FPart], span: Span) -> H {
+        let mut pieces: Vec<hir::Expr> = Vec::with_capacity(parts.len());
+        for p in parts {
+            match p {
+                ast::FPart::Text(t) => pieces.push(expr(H::Str(Rc::new(t.clone())), span)),
+                ast::FPart::Field { value, spec } => {
+                    let (h, ty) = self.expr(value);
+                    let vspan = value.span;
+                    let call = match spec {
+                        None => H::Builtin(
+                            Builtin::Host(HostFn::Str),
+                            hir::Args {
+                                items: vec![(0, h)].into(),
+                                slots: 1,
+                            },
+                        ),
+                        Some((text, sspan)) => {
+                            self.check_spec(text, *sspan, &ty);
+                            H::Builtin(
+                                Builtin::Host(HostFn::Format),
+                                hir::Args {
+                                    items: vec![(0, h), (1, expr(H::Str(Rc::new(text.clone())), *sspan))]
+                                        .into(),
+                                    slots: 2,
+                                },
+                            )
+                        }
+                    };
+                    pieces.push(expr(call, vspan));
+                }
+            }
+        }
+        let mut pieces = pieces.into_iter();
+        let Some(first) = pieces.next() else {
+            return H::Str(Rc::new(String::new()));
+        };
+        let whole = pieces.fold(first, |acc, p| {
+            expr(H::Binary(BinOp::Add, Box::new(acc), Box::new(p)), span)
+        });
+        // A single field is still a Str: `f"{x}"` is `str(x)`.
+        whole.kind
+    }
+
+    /// A literal format spec: it must parse, and format a value of type
+    /// `ty` when that is known.
+    fn check_spec(&mut self, text: &str, span: Span, ty: &Ty) {
+        use twill_tensor::fmtspec::Spec;
+        let spec = match Spec::parse(text) {
+            Ok(s) => s,
+            Err(m) => {
+                self.err(Diagnostic::error(span, format!("bad format spec: {m}")).with_label("this spec"));
+                return;
+            }
+        };
+        let float = |spec: &Spec| spec.float(0.0, "0").map(drop);
+        let int = |spec: &Spec| spec.int(0, "0").map(drop);
+        let result = match ty {
+            Ty::Int => int(&spec),
+            Ty::F64 => float(&spec),
+            Ty::Str | Ty::Bool => spec.text("").map(drop),
+            Ty::Tensor(Some(d)) => match d {
+                DType::Bool => spec.text("").map(drop),
+                DType::I8 | DType::I32 => int(&spec),
+                DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => float(&spec),
+            },
+            Ty::Unknown | Ty::Tensor(None) => Ok(()),
+            Ty::Unit
+            | Ty::DType
+            | Ty::Range
+            | Ty::Tape
+            | Ty::Arr(_)
+            | Ty::Res(..)
+            | Ty::Opt(_)
+            | Ty::Fn(..)
+            | Ty::Struct(_) => spec.text("").map(drop),
+        };
+        if let Err(m) = result {
+            self.err(
+                Diagnostic::error(
+                    span,
+                    format!("this spec cannot format a value of type `{ty}`: {m}"),
+                )
+                .with_label("this spec"),
+            );
+        }
+    }
+
     fn expr_inner(&mut self, e: &ast::Expr) -> (hir::Expr, Ty) {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             A::Int(v) => (H::Int(*v), Ty::Int),
             A::Float(v) => (H::Float(*v), Ty::F64),
             A::Str(s) => (H::Str(Rc::new(s.clone())), Ty::Str),
+            A::FStr(parts) => (self.fstring(parts, span), Ty::Str),
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
             A::Name(n) => self.name(n, span),
             A::List(items) => {
@@ -1925,6 +2018,23 @@ impl Pass<'_> {
             }
             if let Some(b) = Builtin::from_name(n) {
                 let (raw, tys) = self.args(args);
+                // `format(x, "spec")`: a literal spec is checked as in an f-string.
+                if b == Builtin::Host(HostFn::Format) {
+                    if let (
+                        Some(ty),
+                        Some(ast::Arg {
+                            value: spec,
+                            name: None,
+                            ..
+                        }),
+                    ) = (tys.first(), args.get(1))
+                    {
+                        if let A::Str(text) = &spec.kind {
+                            let (text, sspan, ty) = (text.clone(), spec.span, ty.clone());
+                            self.check_spec(&text, sspan, &ty);
+                        }
+                    }
+                }
                 let sig = b.signature();
                 let npos = tys.len();
                 let mut given: Vec<String> = Vec::new();

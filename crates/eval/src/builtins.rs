@@ -20,6 +20,7 @@ use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 
 use twill_tensor::construct;
 use twill_tensor::convert::Scalar;
+use twill_tensor::fmtspec::Spec;
 use twill_tensor::tensor::IndexItem;
 use twill_tensor::Tensor;
 
@@ -574,6 +575,27 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                 format!("`exit` needs an Int status, not `{}`", other.type_name()),
             ),
         },
+        HostFn::Format => {
+            let v = arg(0);
+            let Value::Str(text) = arg(1) else {
+                return fail(
+                    span,
+                    "`format` needs a format spec (a Str) as its second argument",
+                );
+            };
+            let spec = Spec::parse(&text).or_else(|m| fail(span, format!("bad format spec: {m}")))?;
+            crate::print::format_value(&v, &spec)
+                .map(Value::str)
+                .or_else(|m| {
+                    fail(
+                        span,
+                        format!(
+                            "cannot format a value of type `{}` with `{text}`: {m}",
+                            v.type_name()
+                        ),
+                    )
+                })
+        }
         HostFn::Chr => match arg(0) {
             Value::Int(i) => match u32::try_from(i).ok().and_then(char::from_u32) {
                 Some(c) => Ok(Value::str(c.to_string())),

@@ -3,6 +3,9 @@
 
 use std::fmt::Write;
 
+use twill_tensor::convert::Scalar;
+use twill_tensor::display::{format_scalar, format_tensor_with};
+use twill_tensor::fmtspec::Spec;
 use twill_tensor::format_number;
 
 use crate::value::Value;
@@ -17,6 +20,42 @@ pub fn display(v: &Value) -> String {
         write_value(&mut out, v, 0);
     }
     out
+}
+
+/// `format(v, spec)` and an f-string's `{v:spec}` (spec §10.7): a number
+/// by the spec's rules, a tensor element by element in `print`'s layout,
+/// anything else as its `print` text; the error says why the spec does not
+/// apply to the value.
+pub fn format_value(v: &Value, spec: &Spec) -> Result<String, String> {
+    match v {
+        Value::Int(n) => spec.int(*n, &n.to_string()),
+        Value::F64(x) => spec.float(*x, &format_number(*x)),
+        Value::Str(s) => spec.text(s),
+        Value::Tensor(_) | Value::Tracked(_) => match v.as_tensor() {
+            Some(t) => format_tensor_with(t, &mut |s| match s {
+                Scalar::I8(i) => spec.int(i64::from(i), &i.to_string()),
+                Scalar::I32(i) => spec.int(i64::from(i), &i.to_string()),
+                Scalar::Bool(_) => spec.text(&format_scalar(s)),
+                Scalar::Bf16(_) | Scalar::F16(_) | Scalar::F32(_) | Scalar::F64(_) => {
+                    spec.float(s.to_f64(), &format_scalar(s))
+                }
+            }),
+            None => spec.text(&display(v)),
+        },
+        Value::Unit
+        | Value::Bool(_)
+        | Value::DType(_)
+        | Value::Arr(_)
+        | Value::Range(_)
+        | Value::Func(_)
+        | Value::Ok(_)
+        | Value::Err(_)
+        | Value::Some(_)
+        | Value::None
+        | Value::Struct(_)
+        | Value::Tape(_)
+        | Value::Undefined => spec.text(&display(v)),
+    }
 }
 
 /// The text of a value inside an error message: strings quoted (so that a

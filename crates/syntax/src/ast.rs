@@ -197,6 +197,14 @@ impl ExprKind {
             | ExprKind::Name(_)
             | ExprKind::Error => 0,
             ExprKind::List(items) => items.iter().map(of).max().unwrap_or(0),
+            ExprKind::FStr(parts) => parts
+                .iter()
+                .map(|p| match p {
+                    FPart::Text(_) => 0,
+                    FPart::Field { value, .. } => value.depth,
+                })
+                .max()
+                .unwrap_or(0),
             ExprKind::Neg(a) | ExprKind::Not(a) | ExprKind::Try(a) => a.depth,
             ExprKind::Binary(_, a, b) | ExprKind::And(a, b) | ExprKind::Or(a, b) => a.depth.max(b.depth),
             ExprKind::Call { callee, args: a } => callee.depth.max(args(a)),
@@ -312,11 +320,24 @@ pub enum PatternKind {
     Bool(bool),
 }
 
+/// A piece of an f-string: literal text, or a field (a value and the text
+/// of its format spec, with the spec's span).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FPart {
+    Text(String),
+    Field {
+        value: Expr,
+        spec: Option<(String, Span)>,
+    },
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Int(i64),
     Float(f64),
     Str(String),
+    /// `f"…{x:spec}…"` (spec §10.7).
+    FStr(Box<[FPart]>),
     Bool(bool),
     Name(String),
     /// `[a, b, …]`: a tensor literal or an `Arr`, decided by its elements.

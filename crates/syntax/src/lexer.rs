@@ -43,6 +43,9 @@ enum Raw {
     Str,
     #[regex(r#""([^"\\\n]|\\[^\n])*"#)]
     UnterminatedStr,
+    /// `f"`: the rest of an f-string is scanned by hand (`Lexer::fstring`).
+    #[token("f\"")]
+    FStrStart,
     #[token("(")]
     LParen,
     #[token(")")]
@@ -145,6 +148,15 @@ pub enum Tok {
     Int(i64),
     Float(f64),
     Str(String),
+    /// An f-string (spec §10.7) is `FStart`, then literal text (`FText`,
+    /// escapes and `{{ }}` decoded) and fields (`FOpen`, the expression's
+    /// own tokens, an optional `FSpec`, `FClose`), then `FEnd`.
+    FStart,
+    FText(String),
+    FOpen,
+    FSpec(String),
+    FClose,
+    FEnd,
     LParen,
     RParen,
     LBracket,
@@ -197,6 +209,11 @@ impl Tok {
             Tok::Int(_) => "integer literal".into(),
             Tok::Float(_) => "float literal".into(),
             Tok::Str(_) => "string literal".into(),
+            Tok::FStart | Tok::FEnd => "f-string".into(),
+            Tok::FText(_) => "f-string text".into(),
+            Tok::FOpen => "`{` of an f-string".into(),
+            Tok::FClose => "`}` of an f-string".into(),
+            Tok::FSpec(_) => "format spec".into(),
             Tok::Error => "invalid token".into(),
             other => format!("`{}`", other.text()),
         }
@@ -225,7 +242,17 @@ impl Tok {
             Tok::Match => "match",
             Tok::Struct => "struct",
             Tok::Import => "import",
-            Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_) | Tok::Error => "",
+            Tok::Ident(_)
+            | Tok::Int(_)
+            | Tok::Float(_)
+            | Tok::Str(_)
+            | Tok::FStart
+            | Tok::FText(_)
+            | Tok::FOpen
+            | Tok::FSpec(_)
+            | Tok::FClose
+            | Tok::FEnd
+            | Tok::Error => "",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LBracket => "[",
@@ -395,6 +422,8 @@ pub struct Lexer<'a> {
     pub joined_lines: Vec<(usize, Span)>,
     pub stopped: Option<Stop>,
     done: bool,
+    /// The rest of an f-string's tokens, scanned at its `f"`.
+    fstring: std::collections::VecDeque<Spanned>,
 }
 
 impl<'a> Lexer<'a> {
@@ -415,6 +444,7 @@ impl<'a> Lexer<'a> {
             joined_lines: Vec::new(),
             stopped: None,
             done: false,
+            fstring: std::collections::VecDeque::new(),
         }
     }
 
@@ -431,9 +461,17 @@ impl<'a> Lexer<'a> {
 
     /// The next token before the newline rules: `None` at the end.
     fn next_raw(&mut self) -> Option<Spanned> {
+        if let Some(t) = self.fstring.pop_front() {
+            return Some(t);
+        }
         let res = self.raw.next()?;
         let span = self.raw.span();
         let slice = self.raw.slice();
+        if let Ok(Raw::FStrStart) = res {
+            let end = self.scan_fstring(span.start);
+            self.raw.bump(end - span.end);
+            return self.fstring.pop_front();
+        }
         let tok = match res {
             Ok(r) => decode(r, slice, self.file, span.start, &mut self.errors),
             Err(()) => {
@@ -449,6 +487,210 @@ impl<'a> Lexer<'a> {
             }
         };
         Some((span.start, tok, span.end))
+    }
+
+    /// Scans the f-string whose `f"` starts at `start` into `fstring`,
+    /// recording its errors; returns where it ends (after its closing `"`,
+    /// or at the end of its line when that is missing).
+    fn scan_fstring(&mut self, start: usize) -> usize {
+        let src = self.raw.source();
+        let file = self.file;
+        let b = src.as_bytes();
+        let line_end = src[start..].find('\n').map_or(src.len(), |n| start + n);
+        let mut out: Vec<Spanned> = vec![(start, Tok::FStart, start + 2)];
+        let mut errors = Vec::new();
+        let mut i = start + 2;
+        let unterminated = |errors: &mut Vec<Diagnostic>| {
+            errors.push(
+                Diagnostic::error(Span::new(file, start, line_end), "unterminated f-string")
+                    .with_label("the closing `\"` is missing on this line"),
+            );
+        };
+        loop {
+            // Literal text, up to a field, the end, or the end of the line.
+            let text_start = i;
+            let mut text = String::new();
+            let mut raw_from = i;
+            let flush =
+                |text: &mut String, from: usize, to: usize, errors: &mut Vec<Diagnostic>| match unescape(
+                    &src[from..to],
+                    file,
+                    from,
+                ) {
+                    Ok(s) => text.push_str(&s),
+                    Err(d) => errors.push(d),
+                };
+            let stop = loop {
+                match b.get(i) {
+                    None | Some(b'\n') => break None,
+                    Some(b'\\') => i = after_escape(src, i),
+                    Some(b'{') if b.get(i + 1) == Some(&b'{') => {
+                        flush(&mut text, raw_from, i + 1, &mut errors);
+                        i += 2;
+                        raw_from = i;
+                    }
+                    Some(b'}') if b.get(i + 1) == Some(&b'}') => {
+                        flush(&mut text, raw_from, i + 1, &mut errors);
+                        i += 2;
+                        raw_from = i;
+                    }
+                    Some(&c @ (b'{' | b'}' | b'"')) => break Some(c),
+                    Some(_) => i += 1,
+                }
+            };
+            let i_text_end = i.min(line_end);
+            flush(&mut text, raw_from.min(i_text_end), i_text_end, &mut errors);
+            if !text.is_empty() {
+                out.push((text_start, Tok::FText(text), i_text_end));
+            }
+            match stop {
+                None => {
+                    unterminated(&mut errors);
+                    out.push((line_end, Tok::Error, line_end));
+                    i = line_end;
+                    break;
+                }
+                Some(b'"') => {
+                    out.push((i, Tok::FEnd, i + 1));
+                    i += 1;
+                    break;
+                }
+                Some(b'}') => {
+                    errors.push(
+                        Diagnostic::error(Span::new(file, i, i + 1), "a single `}` in an f-string")
+                            .with_label("write `}}` for a literal brace"),
+                    );
+                    i += 1;
+                    continue;
+                }
+                Some(_) => {}
+            }
+            // A field: `{`, an expression, maybe `:spec`, `}`.
+            let open = i;
+            i += 1;
+            let expr_start = i;
+            let mut depth = 0usize;
+            let mut spec_at = None;
+            let close = loop {
+                match b.get(i) {
+                    None | Some(b'\n') => break None,
+                    Some(b'"') => {
+                        // A string inside the expression, to its closing quote.
+                        i += 1;
+                        while let Some(&c) = b.get(i) {
+                            if c == b'\n' || c == b'"' {
+                                break;
+                            }
+                            i = if c == b'\\' { after_escape(src, i) } else { i + 1 };
+                        }
+                        if b.get(i) != Some(&b'"') {
+                            break None;
+                        }
+                        i += 1;
+                    }
+                    Some(b'(' | b'[' | b'{') => {
+                        depth += 1;
+                        i += 1;
+                    }
+                    Some(b')' | b']') if depth > 0 => {
+                        depth -= 1;
+                        i += 1;
+                    }
+                    Some(b'}') if depth > 0 => {
+                        depth -= 1;
+                        i += 1;
+                    }
+                    Some(b'}') => break Some(i),
+                    Some(b':') if depth == 0 => {
+                        spec_at = Some(i);
+                        // The spec runs to the next `}`.
+                        while let Some(&c) = b.get(i) {
+                            if c == b'}' || c == b'\n' || c == b'"' || c == b'{' {
+                                break;
+                            }
+                            i += 1;
+                        }
+                        match b.get(i) {
+                            Some(b'}') => break Some(i),
+                            Some(b'{') => {
+                                errors.push(
+                                    Diagnostic::error(
+                                        Span::new(file, i, i + 1),
+                                        "a `{` inside a format spec",
+                                    )
+                                    .with_note(
+                                        "a format spec is literal text: nested fields are not supported",
+                                    ),
+                                );
+                                break None;
+                            }
+                            _ => break None,
+                        }
+                    }
+                    Some(_) => i += 1,
+                }
+            };
+            let Some(close) = close else {
+                if errors.is_empty() {
+                    errors.push(
+                        Diagnostic::error(
+                            Span::new(file, open, line_end.max(open + 1)),
+                            "unclosed `{` in an f-string",
+                        )
+                        .with_label("this field has no `}`"),
+                    );
+                }
+                out.push((line_end, Tok::Error, line_end));
+                i = line_end;
+                break;
+            };
+            let expr_end = spec_at.unwrap_or(close);
+            if src[expr_start..expr_end].trim().is_empty() {
+                errors.push(
+                    Diagnostic::error(Span::new(file, open, close + 1), "an empty field in an f-string")
+                        .with_label("an expression goes here")
+                        .with_note("write `{{` for a literal brace"),
+                );
+                i = close + 1;
+                continue;
+            }
+            out.push((open, Tok::FOpen, open + 1));
+            let mut inner = Raw::lexer(&src[expr_start..expr_end]);
+            while let Some(res) = inner.next() {
+                let sp = inner.span();
+                let (l, r) = (expr_start + sp.start, expr_start + sp.end);
+                let tok = match res {
+                    Ok(Raw::FStrStart) => {
+                        errors.push(Diagnostic::error(
+                            Span::new(file, l, r),
+                            "an f-string inside an f-string's field",
+                        ));
+                        Tok::Error
+                    }
+                    Ok(r) => decode(r, inner.slice(), file, l, &mut errors),
+                    Err(()) => {
+                        let ch = inner.slice().chars().next().unwrap_or('?');
+                        errors.push(
+                            Diagnostic::error(
+                                Span::new(file, l, r),
+                                format!("unexpected character `{}`", ch.escape_debug()),
+                            )
+                            .with_label("not part of any token"),
+                        );
+                        Tok::Error
+                    }
+                };
+                out.push((l, tok, r));
+            }
+            if let Some(at) = spec_at {
+                out.push((at + 1, Tok::FSpec(src[at + 1..close].to_string()), close));
+            }
+            out.push((close, Tok::FClose, close + 1));
+            i = close + 1;
+        }
+        self.errors.extend(errors);
+        self.fstring.extend(out);
+        i
     }
 
     fn emit(&mut self, t: Spanned) -> Option<Spanned> {
@@ -562,6 +804,8 @@ fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diag
                 Tok::Str(String::new())
             }
         },
+        // Scanned by `Lexer::scan_fstring` before it gets here.
+        Raw::FStrStart => Tok::Error,
         Raw::UnterminatedStr => {
             errors.push(
                 Diagnostic::error(span, "unterminated string literal")
@@ -627,6 +871,15 @@ fn int_literal(digits: &str, radix: u32, span: Span, errors: &mut Vec<Diagnostic
             // mistake does not cascade into parse errors.
             Tok::Int(0)
         }
+    }
+}
+
+/// Where the text after the escape whose `\\` is at `i` goes on: past the
+/// escaped character, whatever its length (the end of the line at most).
+fn after_escape(src: &str, i: usize) -> usize {
+    match src.get(i + 1..).and_then(|rest| rest.chars().next()) {
+        Some('\n') | None => i + 1,
+        Some(c) => i + 1 + c.len_utf8(),
     }
 }
 
@@ -696,6 +949,62 @@ mod tests {
 
     fn toks(src: &str) -> Vec<Tok> {
         Lexer::new(src, FileId(0), None).map(|(_, t, _)| t).collect()
+    }
+
+    #[test]
+    fn an_fstring_is_text_fields_and_specs() {
+        let src = r#"f"a{{{x + 1:>8.2f}}} {s["k"]}é\n""#;
+        let spanned: Vec<_> = Lexer::new(src, FileId(0), None).collect();
+        let kinds: Vec<Tok> = spanned.iter().map(|(_, t, _)| t.clone()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                Tok::FStart,
+                Tok::FText("a{".into()),
+                Tok::FOpen,
+                Tok::Ident("x".into()),
+                Tok::Plus,
+                Tok::Int(1),
+                Tok::FSpec(">8.2f".into()),
+                Tok::FClose,
+                Tok::FText("} ".into()),
+                Tok::FOpen,
+                Tok::Ident("s".into()),
+                Tok::LBracket,
+                Tok::Str("k".into()),
+                Tok::RBracket,
+                Tok::FClose,
+                Tok::FText("é\n".into()),
+                Tok::FEnd,
+            ]
+        );
+        // Every token's span is its own text in the source.
+        let (l, _, r) = spanned[3];
+        assert_eq!(&src[l..r], "x");
+        let (l, _, r) = spanned[6];
+        assert_eq!(&src[l..r], ">8.2f");
+        // An f-string does not swallow what follows it.
+        assert_eq!(toks(r#"f"{1}" + 2"#).last(), Some(&Tok::Int(2)));
+    }
+
+    #[test]
+    fn fstring_errors_are_located_and_the_line_goes_on() {
+        for (src, msg) in [
+            (r#"f"a } b""#, "a single `}`"),
+            (r#"f"{}""#, "an empty field"),
+            (r#"f"{x""#, "unclosed `{`"),
+            (r#"f"{1:{2}}""#, "a `{` inside a format spec"),
+            (r#"f"abc"#, "unterminated f-string"),
+            (r#"f"\é""#, "unknown escape"),
+        ] {
+            let mut lx = Lexer::new(src, FileId(0), None);
+            lx.by_ref().for_each(drop);
+            assert!(
+                lx.errors.iter().any(|d| d.message.contains(msg)),
+                "{src}: {:?}",
+                lx.errors.iter().map(|d| &d.message).collect::<Vec<_>>()
+            );
+        }
     }
 
     /// Lexes all of `src`: the tokens and the lexer, for its errors.

@@ -32,6 +32,16 @@ pub fn format_scalar(s: Scalar) -> String {
 
 /// What `print` writes for a tensor.
 pub fn format_tensor(t: &Tensor) -> String {
+    format_tensor_with(t, &mut |s| Ok::<_, std::convert::Infallible>(format_scalar(s))).unwrap_or_default()
+}
+
+/// A tensor's text with each element's text from `elem` (a format spec
+/// applied to each, spec §10.7), in `print`'s layout and with its dtype
+/// suffix; the first error `elem` gives ends it.
+pub fn format_tensor_with<E>(
+    t: &Tensor,
+    elem: &mut dyn FnMut(Scalar) -> Result<String, E>,
+) -> Result<String, E> {
     let mut out = String::new();
     // An empty tensor counts the positions its non-empty axes would print
     // (rows of `[]`), so `zeros([2000, 0])` is summarised too.
@@ -42,7 +52,7 @@ pub fn format_tensor(t: &Tensor) -> String {
         .fold(1usize, |n, &d| n.saturating_mul(d));
     let summarize = t.numel() > SUMMARY_THRESHOLD || positions > SUMMARY_THRESHOLD;
     let mut index = Vec::with_capacity(t.ndim());
-    write_axis(t, &mut index, summarize, &mut out);
+    write_axis(t, &mut index, summarize, &mut out, elem)?;
     match t.dtype() {
         DType::F64 => {}
         DType::Bool | DType::I8 | DType::I32 | DType::Bf16 | DType::F16 | DType::F32 => {
@@ -50,7 +60,7 @@ pub fn format_tensor(t: &Tensor) -> String {
             out.push_str(t.dtype().name());
         }
     }
-    out
+    Ok(out)
 }
 
 /// Which indices of an axis of length `n` are shown; `None` is the `...`.
@@ -66,7 +76,13 @@ fn shown(n: usize, summarize: bool) -> Vec<Option<usize>> {
     }
 }
 
-fn write_axis(t: &Tensor, index: &mut Vec<usize>, summarize: bool, out: &mut String) {
+fn write_axis<E>(
+    t: &Tensor,
+    index: &mut Vec<usize>,
+    summarize: bool,
+    out: &mut String,
+    elem: &mut dyn FnMut(Scalar) -> Result<String, E>,
+) -> Result<(), E> {
     let axis = index.len();
     if axis == t.ndim() {
         let items: Vec<_> = index
@@ -78,8 +94,8 @@ fn write_axis(t: &Tensor, index: &mut Vec<usize>, summarize: bool, out: &mut Str
             .ok()
             .and_then(|e| e.item().ok())
             .unwrap_or(Scalar::F64(f64::NAN));
-        out.push_str(&format_scalar(s));
-        return;
+        out.push_str(&elem(s)?);
+        return Ok(());
     }
     let remaining = t.ndim() - axis;
     out.push('[');
@@ -101,12 +117,13 @@ fn write_axis(t: &Tensor, index: &mut Vec<usize>, summarize: bool, out: &mut Str
             None => out.push_str("..."),
             Some(i) => {
                 index.push(i);
-                write_axis(t, index, summarize, out);
+                write_axis(t, index, summarize, out, elem)?;
                 index.pop();
             }
         }
     }
     out.push(']');
+    Ok(())
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ pub mod display;
 pub mod dtype;
 pub mod error;
 pub mod float_format;
+pub mod fmtspec;
 pub mod format;
 pub mod math;
 pub mod ops;
