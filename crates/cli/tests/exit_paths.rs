@@ -116,6 +116,23 @@ fn an_arr_grown_until_memory_runs_out_is_an_error() {
     assert!(err.contains("p.tw:3:14 ]"), "{err}");
 }
 
+/// logsumexp keeps a row's exponentials for its fixed summation tree: a
+/// row of 10⁹ (the fuzzer's seed 17: a bool tensor of 1 GB) is a located
+/// error at the reduction under a 4 GiB limit, where its 4 GB of f32
+/// scratch aborted.
+#[test]
+fn a_reduction_row_too_long_for_its_scratch_is_an_error() {
+    let src = "print(1)\nprint(full([1000, 1000000], 255, bool).logsumexp(keepdim=true))\n";
+    let (code, out, err) = run_limited_to("lse", src, 4 << 30);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(out, "1\n");
+    assert!(
+        err.starts_with("error: cannot allocate 4000000000 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("p.tw:2:7 ]"), "{err}");
+}
+
 /// A Str doubled 34 times, and an endless device read as text, stop at the
 /// 512 MiB a Str can hold, long before memory runs out.
 #[test]

@@ -733,14 +733,20 @@ fn is_nan<T: PartialEq>(x: T) -> bool {
 pub(super) fn logsumexp(a: &Args) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     let data = dispatch!(x.dtype(), T => {
-        let v = p.rows()?.map::<T, _>(|row| {
+        let rows = p.rows()?.map::<T, _>(|row| -> Result<f64, AllocError> {
             let m = max_value(row);
             let shift = if m.is_infinite() { 0.0 } else { m };
-            let mut e = Vec::new();
+            // A row's exponentials are kept for the fixed summation tree:
+            // a row too long for memory is an error, not an abort.
+            let mut e = crate::storage::try_vec(row.len())?;
             exps(row, shift, &mut e);
             let s = fold_row(&e, <FloatAcc<T> as Accumulate>::ZERO, |v| v, Accumulate::add);
-            shift + math::log(s.to_f64())
+            Ok(shift + math::log(s.to_f64()))
         })?;
+        let mut v = crate::storage::try_vec(rows.len())?;
+        for r in rows {
+            v.push(r?);
+        }
         stored::<<T as Reduced>::Float, _>(v)?
     });
     tensor_out(data, p.shape)
