@@ -69,7 +69,7 @@ builtins! {
         Args = "args", "the program's command-line arguments, an Arr[Str]";
         Range = "range", "the Ints from start (0) up to stop, by step (1)";
         Arr = "arr", "an Arr from a Range or an Arr";
-        Len = "len", "the length of a Str, Arr or Range";
+        Len = "len", "the length of a Str, Arr, Dict or Range";
         Int = "int", "a number or Str as an Int (F64 truncates toward zero)";
         Float = "float", "a number or Str as an F64";
         Ok = "Ok", "a successful Res";
@@ -380,6 +380,7 @@ impl Builtin {
                 | Ty::Res(..)
                 | Ty::Opt(_)
                 | Ty::Fn(..)
+                | Ty::Dict(..)
                 | Ty::Struct(_) => Ty::Unknown,
             })),
             Builtin::Host(HostFn::Len) | Builtin::Host(HostFn::Int) => Ty::Int,
@@ -470,7 +471,8 @@ pub fn host_op_result(op: Op, args: &[Ty]) -> Ty {
 macro_rules! host_methods {
     ($($variant:ident = $name:literal, [$($recv:ident),*], $help:literal;)*) => {
         /// A method of a value that is not a tensor operation: of Str, Arr,
-        /// Tape, Res and Opt, and the tensor methods `to`, `numel`, `item`.
+        /// Dict, Tape, Res and Opt, and the tensor methods `to`, `numel`,
+        /// `item`.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum HostMethod {
             $($variant,)*
@@ -491,15 +493,16 @@ pub enum Recv {
     Tensor,
     Res,
     Opt,
+    Dict,
 }
 
 host_methods! {
-    Len = "len", [Str, Arr], "the number of characters or elements";
+    Len = "len", [Str, Arr, Dict], "the number of characters, elements or entries";
     Upper = "upper", [Str], "the Str in upper case";
     Lower = "lower", [Str], "the Str in lower case";
     Trim = "trim", [Str], "the Str without leading and trailing white space";
     Split = "split", [Str], "the pieces of the Str between separators";
-    Contains = "contains", [Str, Arr], "whether the Str holds a piece, or the Arr an element";
+    Contains = "contains", [Str, Arr, Dict], "whether the Str holds a piece, the Arr an element, or the Dict a key";
     StartsWith = "starts_with", [Str], "whether the Str begins with a piece";
     EndsWith = "ends_with", [Str], "whether the Str ends with a piece";
     Replace = "replace", [Str], "the Str with every occurrence of a piece replaced";
@@ -518,7 +521,10 @@ host_methods! {
     Join = "join", [Arr], "the elements' text joined by a separator";
     Reversed = "reversed", [Arr], "a reversed copy";
     Insert = "insert", [Arr], "insert an element at an index (on a var)";
-    Remove = "remove", [Arr], "remove and return the element at an index (on a var)";
+    Remove = "remove", [Arr, Dict], "remove and return the element at an index, or a Dict's value as an Opt (on a var)";
+    Get = "get", [Dict], "the value of a key as an Opt, or get(k, default) the value or the default";
+    Keys = "keys", [Dict], "the keys, in insertion order, an Arr";
+    Values = "values", [Dict], "the values, in the keys' order, an Arr";
     Sort = "sort", [Arr], "sort the Arr in place, stably (on a var): numbers or Strs";
     Extend = "extend", [Arr], "append every element of another Arr (on a var)";
     IndexOf = "index_of", [Arr], "the index of the first element equal to a value, or -1";
@@ -607,6 +613,7 @@ pub fn recv_kind(ty: &Ty) -> Option<Recv> {
         Ty::Tape => Some(Recv::Tape),
         Ty::Tensor(_) => Some(Recv::Tensor),
         Ty::Res(..) => Some(Recv::Res),
+        Ty::Dict(..) => Some(Recv::Dict),
         Ty::Opt(_) => Some(Recv::Opt),
         Ty::Unknown
         | Ty::Unit
@@ -653,6 +660,11 @@ pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
         (Ty::Str, M::Ord) => Ty::Int,
         (Ty::Arr(_), M::IndexOf) => Ty::Int,
         (Ty::Arr(_), M::Sort | M::Extend) => Ty::Unit,
+        (Ty::Dict(..), M::Len) => Ty::Int,
+        (Ty::Dict(..), M::Contains) => Ty::Bool,
+        (Ty::Dict(_, v), M::Remove) => Ty::Opt(v.clone()),
+        (Ty::Dict(k, _), M::Keys) => Ty::Arr(k.clone()),
+        (Ty::Dict(_, v), M::Values) => Ty::Arr(v.clone()),
         (Ty::Arr(_), M::Len) => Ty::Int,
         (Ty::Arr(_), M::Contains) => Ty::Bool,
         (Ty::Arr(_), M::Join) => Ty::Str,

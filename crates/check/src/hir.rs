@@ -152,6 +152,8 @@ pub enum ExprKind {
     Load(Var),
     /// The closure that is running (a nested named function naming itself).
     SelfFn,
+    /// `[k: v, …]` (spec §10.2): entries evaluated in order, key first.
+    Dict(Box<[(Expr, Expr)]>),
     List(Vec<Expr>),
     Neg(Box<Expr>),
     Not(Box<Expr>),

@@ -294,6 +294,7 @@ fn dtype_input(t: &Ty) -> twill_tensor::ops::dtypes::Input {
         | Ty::Range
         | Ty::Tape
         | Ty::Arr(_)
+        | Ty::Dict(..)
         | Ty::Res(..)
         | Ty::Opt(_)
         | Ty::Fn(..)
@@ -672,14 +673,19 @@ impl Pass<'_> {
                             Ty::Opt(inner)
                         }
                     }
-                    T::Res => {
+                    T::Res | T::Dict => {
                         if !want(self, 2) {
                             return Ty::Unknown;
                         }
-                        Ty::Res(
+                        let (a, b) = (
                             Box::new(self.type_expr(&args[0])),
                             Box::new(self.type_expr(&args[1])),
-                        )
+                        );
+                        if tn == T::Res {
+                            Ty::Res(a, b)
+                        } else {
+                            Ty::Dict(a, b)
+                        }
                     }
                     T::Tensor => match args.as_slice() {
                         [] => Ty::Tensor(None),
@@ -1300,6 +1306,7 @@ impl Pass<'_> {
             | Ty::Range
             | Ty::Tape
             | Ty::Arr(_)
+            | Ty::Dict(..)
             | Ty::Res(..)
             | Ty::Opt(_)
             | Ty::Fn(..)
@@ -1323,6 +1330,37 @@ impl Pass<'_> {
             A::Float(v) => (H::Float(*v), Ty::F64),
             A::Str(s) => (H::Str(Rc::new(s.clone())), Ty::Str),
             A::FStr(parts) => (self.fstring(parts, span), Ty::Str),
+            A::Dict(entries) => {
+                let mut hs = Vec::with_capacity(entries.len());
+                let (mut kt, mut vt): (Option<Ty>, Option<Ty>) = (None, None);
+                for (k, v) in entries.iter() {
+                    let (hk, tk) = self.expr(k);
+                    let (hv, tv) = self.expr(v);
+                    if !matches!(tk, Ty::Int | Ty::Str | Ty::Bool | Ty::DType | Ty::Unknown) {
+                        self.err(
+                            Diagnostic::error(
+                                k.span,
+                                format!("a Dict key is an Int, Str, Bool or DType, not `{tk}`"),
+                            )
+                            .with_label(format!("this is {tk}")),
+                        );
+                    }
+                    kt = Some(match kt {
+                        None => tk,
+                        Some(acc) => join(acc, &tk),
+                    });
+                    vt = Some(match vt {
+                        None => tv,
+                        Some(acc) => join(acc, &tv),
+                    });
+                    hs.push((hk, hv));
+                }
+                let ty = Ty::Dict(
+                    Box::new(kt.unwrap_or(Ty::Unknown)),
+                    Box::new(vt.unwrap_or(Ty::Unknown)),
+                );
+                (H::Dict(hs.into_boxed_slice()), ty)
+            }
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
             A::Name(n) => self.name(n, span),
             A::List(items) => {
@@ -1380,6 +1418,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Arr(_)
+                    | Ty::Dict(..)
                     | Ty::Res(..)
                     | Ty::Opt(_)
                     | Ty::Fn(..)
@@ -1430,9 +1469,10 @@ impl Pass<'_> {
                     Ty::Arr(el) if all_single && items.len() == 1 => (**el).clone(),
                     Ty::Arr(_) if items.len() == 1 => t.clone(),
                     Ty::Str if items.len() == 1 => Ty::Str,
+                    Ty::Dict(_, v) if all_single && items.len() == 1 => (**v).clone(),
                     Ty::Tensor(d) => Ty::Tensor(*d),
                     Ty::Unknown => Ty::Unknown,
-                    other @ (Ty::Arr(_) | Ty::Str) => {
+                    other @ (Ty::Arr(_) | Ty::Str | Ty::Dict(..)) => {
                         self.err(Diagnostic::error(
                             span,
                             format!("a `{other}` takes exactly one index"),
@@ -1493,6 +1533,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Arr(_)
+                    | Ty::Dict(..)
                     | Ty::Tensor(_)
                     | Ty::Fn(..)
                     | Ty::Struct(_)) => {
@@ -1539,6 +1580,7 @@ impl Pass<'_> {
                 let el = match &it {
                     Ty::Range => Ty::Int,
                     Ty::Arr(t) => (**t).clone(),
+                    Ty::Dict(k, _) => (**k).clone(),
                     Ty::Str => Ty::Str,
                     Ty::Tensor(d) => Ty::Tensor(*d),
                     Ty::Unknown => Ty::Unknown,
@@ -1704,6 +1746,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Arr(_)
+                    | Ty::Dict(..)
                     | Ty::Tensor(None)
                     | Ty::Res(..)
                     | Ty::Opt(_)
@@ -1870,6 +1913,7 @@ impl Pass<'_> {
             | Ty::DType
             | Ty::Range
             | Ty::Arr(_)
+            | Ty::Dict(..)
             | Ty::Res(..)
             | Ty::Opt(_)
             | Ty::Fn(..)) => {
@@ -1947,6 +1991,7 @@ impl Pass<'_> {
             | Ty::Range
             | Ty::Tape
             | Ty::Arr(_)
+            | Ty::Dict(..)
             | Ty::Res(..)
             | Ty::Opt(_)
             | Ty::Fn(..) => Member::Dynamic(sym, TensorField::from_name(name)),
@@ -2232,6 +2277,7 @@ impl Pass<'_> {
             | Ty::Range
             | Ty::Tape
             | Ty::Arr(_)
+            | Ty::Dict(..)
             | Ty::Tensor(_)
             | Ty::Res(..)
             | Ty::Opt(_)
@@ -2255,9 +2301,9 @@ impl Pass<'_> {
             // Peek at the receiver's type and mutability without reporting:
             // a non-lvalue receiver falls through to an ordinary method call.
             if let Some(rt) = self.lvalue_type(receiver) {
-                if matches!(rt, (Ty::Arr(_), _) | (Ty::Unknown, true)) {
+                if matches!(rt, (Ty::Arr(_) | Ty::Dict(..), _) | (Ty::Unknown, true)) {
                     if !rt.1 {
-                        // Known Arr, immutable root: report it properly.
+                        // Known Arr or Dict, immutable root: report it properly.
                         self.lvalue(receiver, &format!("call `{name}` on"));
                         return (H::Unit, Ty::Unknown);
                     }

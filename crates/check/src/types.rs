@@ -36,6 +36,7 @@ type_names! {
     Unit = "Unit";
     Range = "Range";
     Arr = "Arr";
+    Dict = "Dict";
     Opt = "Opt";
     Res = "Res";
     Tensor = "Tensor";
@@ -70,6 +71,8 @@ pub enum Ty {
     Range,
     Tape,
     Arr(Box<Ty>),
+    /// `Dict[K, V]` (spec §10.2).
+    Dict(Box<Ty>, Box<Ty>),
     /// A tensor, with its dtype when known.
     Tensor(Option<DType>),
     Res(Box<Ty>, Box<Ty>),
@@ -110,7 +113,7 @@ impl Ty {
             (Ty::Unknown, _) | (_, Ty::Unknown) => true,
             (Ty::Int, Ty::F64) => true,
             (Ty::Arr(a), Ty::Arr(b)) | (Ty::Opt(a), Ty::Opt(b)) => a.fits(b),
-            (Ty::Res(a, e), Ty::Res(b, f)) => a.fits(b) && e.fits(f),
+            (Ty::Res(a, e), Ty::Res(b, f)) | (Ty::Dict(a, e), Ty::Dict(b, f)) => a.fits(b) && e.fits(f),
             (Ty::Tensor(a), Ty::Tensor(b)) => a.is_none() || b.is_none() || a == b,
             (Ty::Fn(pa, ra), Ty::Fn(pb, rb)) => {
                 let params_ok = match (pa, pb) {
@@ -138,6 +141,7 @@ impl fmt::Display for Ty {
             Ty::Range => write!(f, "{}", TypeName::Range),
             Ty::Tape => write!(f, "{}", TypeName::Tape),
             Ty::Arr(t) => write!(f, "{}[{t}]", TypeName::Arr),
+            Ty::Dict(k, v) => write!(f, "{}[{k}, {v}]", TypeName::Dict),
             Ty::Tensor(None) => write!(f, "{}", TypeName::Tensor),
             Ty::Tensor(Some(d)) => write!(f, "{}[{d}]", TypeName::Tensor),
             Ty::Res(a, b) => write!(f, "{}[{a}, {b}]", TypeName::Res),
@@ -175,6 +179,7 @@ pub enum RtType {
     Range,
     Tape,
     Arr,
+    Dict,
     Tensor(Option<DType>),
     Res,
     Opt,
@@ -198,6 +203,7 @@ impl RtType {
             Ty::Range => RtType::Range,
             Ty::Tape => RtType::Tape,
             Ty::Arr(_) => RtType::Arr,
+            Ty::Dict(..) => RtType::Dict,
             Ty::Tensor(d) => RtType::Tensor(*d),
             Ty::Res(..) => RtType::Res,
             Ty::Opt(_) => RtType::Opt,

@@ -29,8 +29,8 @@ use crate::bridge::{
 };
 use crate::error::{fail, fail_as, fail_with, Cx, ErrorKind, Failure, R};
 use crate::ops;
-use crate::print::display;
-use crate::value::{IndexKey, RangeVal, Value};
+use crate::print::{display, repr};
+use crate::value::{DictKey, IndexKey, RangeVal, Value};
 
 /// Largest array `arr(range(…))` builds, to fail cleanly instead of
 /// exhausting memory.
@@ -198,6 +198,23 @@ fn arity(name: &str, k: usize, given: usize) -> Result<(), Failure> {
 }
 
 /// Methods that change an array in place (on a `var`).
+/// `remove(k)` on a Dict in a `var`: its value as an Opt.
+pub(crate) fn dict_mut_method(
+    d: &mut crate::value::DictVal,
+    m: HostMethod,
+    args: ArgVec,
+) -> Result<Value, Failure> {
+    if m != HostMethod::Remove {
+        return Err(format!("unknown method `{}` on `Dict`", m.name()).into());
+    }
+    arity("remove", 1, args.len())?;
+    let k = DictKey::of(&args[0])?;
+    Ok(match d.remove(&k) {
+        Some(v) => Value::Some(Rc::new(v)),
+        None => Value::None,
+    })
+}
+
 pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec) -> Result<Value, Failure> {
     let name = m.name();
     let want = |k: usize| arity(name, k, args.len());
@@ -278,6 +295,9 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
         | HostMethod::IsSome
         | HostMethod::IsNone
         | HostMethod::IndexOf
+        | HostMethod::Get
+        | HostMethod::Keys
+        | HostMethod::Values
         | HostMethod::PadLeft
         | HostMethod::PadRight
         | HostMethod::Repeat
@@ -434,6 +454,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
         },
         HostFn::Len => match arg(0) {
             Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
+            Value::Dict(d) => Ok(Value::Int(d.len() as i64)),
             Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
             Value::Range(r) => match i64::try_from(r.len()) {
                 Ok(n) => Ok(Value::Int(n)),
@@ -935,7 +956,10 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::IsNone
             | M::Sort
             | M::Extend
-            | M::IndexOf => unknown("Str"),
+            | M::IndexOf
+            | M::Get
+            | M::Keys
+            | M::Values => unknown("Str"),
         },
         (Value::Arr(items), Some(h)) => match h {
             M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
@@ -998,8 +1022,43 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::IsDigit
             | M::IsAlpha
             | M::IsSpace
-            | M::Lines => unknown("Arr"),
+            | M::Lines
+            | M::Get
+            | M::Keys
+            | M::Values => unknown("Arr"),
         },
+        (Value::Dict(d), Some(h @ (M::Len | M::Contains | M::Get | M::Keys | M::Values | M::Remove))) => {
+            let key = |i: usize| DictKey::of(&argv[i]).or_else(|m| fail(span, m));
+            match h {
+                M::Len => want(0).map(|_| Value::Int(d.len() as i64)),
+                M::Contains => {
+                    want(1)?;
+                    Ok(Value::Bool(d.get(&key(0)?).is_some()))
+                }
+                M::Get => match argv.len() {
+                    1 => Ok(match d.get(&key(0)?) {
+                        Some(v) => Value::Some(Rc::new(v.clone())),
+                        None => Value::None,
+                    }),
+                    2 => Ok(d.get(&key(0)?).cloned().unwrap_or_else(|| argv[1].clone())),
+                    n => fail(span, format!("`get` takes 1 or 2 arguments, but {n} were given")),
+                },
+                M::Keys | M::Values => {
+                    want(0)?;
+                    let mut out = Vec::new();
+                    ops::reserve_arr(&mut out, d.len()).or_else(|f| fail_with(span, f))?;
+                    out.extend(
+                        d.iter()
+                            .map(|(k, v)| if h == M::Keys { k.to_value() } else { v.clone() }),
+                    );
+                    Ok(Value::Arr(Rc::new(out)))
+                }
+                _ => fail(
+                    span,
+                    "`remove` changes the Dict, so it needs a variable declared with `var` as its receiver",
+                ),
+            }
+        }
         (
             Value::Ok(_) | Value::Err(_) | Value::Some(_) | Value::None,
             Some(h @ (M::Unwrap | M::Expect | M::UnwrapOr)),
@@ -1106,6 +1165,18 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
         return fail(span, format!("a `{}` takes exactly one index", base.type_name()));
     };
     match (base, key) {
+        (Value::Dict(d), IndexKey::Single(k, s)) => {
+            let key = DictKey::of(k).or_else(|m| fail(*s, m))?;
+            match d.get(&key) {
+                Some(v) => Ok(v.clone()),
+                None => fail_as(
+                    ErrorKind::Index,
+                    *s,
+                    format!("key {} is not in the Dict", repr(k)),
+                ),
+            }
+        }
+        (Value::Dict(_), IndexKey::Slice(..)) => fail(span, "a Dict cannot be sliced"),
         (Value::Arr(items), IndexKey::Single(i, s)) => norm_index(i, items.len())
             .map(|j| items[j].clone())
             .or_else(|m| fail_with(*s, m)),

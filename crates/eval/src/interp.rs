@@ -32,7 +32,7 @@ use crate::code::{self, Code, Op, NONE};
 pub use crate::error::RuntimeError;
 use crate::error::{fail, fail_as, fail_with, Ctrl, Cx, ErrorKind, R};
 use crate::ops;
-use crate::value::{Closure, IndexKey, StructVal, Value};
+use crate::value::{Closure, DictKey, IndexKey, StructVal, Value};
 
 /// Stack a call must leave free; below it, recursion is reported as a stack
 /// overflow instead of crashing the process.
@@ -307,6 +307,16 @@ impl Interp {
             H::NoneValue => Ok(Value::None),
             H::SelfFn => Ok(f.this.map(|c| Value::Func(c.clone())).unwrap_or(Value::Unit)),
             H::List(items) => self.eval_list(items, f, e.span),
+            H::Dict(entries) => {
+                let mut d = crate::value::DictVal::default();
+                for (k, v) in entries.iter() {
+                    let key = self.eval(k, f)?;
+                    let key = DictKey::of(&key).or_else(|m| fail(k.span, m))?;
+                    let value = self.eval(v, f)?;
+                    d.insert(key, value).or_else(|m| fail(e.span, m))?;
+                }
+                Ok(Value::Dict(Rc::new(d)))
+            }
             H::Neg(a) => match self.eval(a, f)? {
                 Value::Int(i) => match i.checked_neg() {
                     Some(n) => Ok(Value::Int(n)),
@@ -1129,6 +1139,10 @@ impl Interp {
                     let v = match &mut self.stack[base + slot as usize] {
                         Value::Arr(rc) => builtins::arr_mut_method(Rc::make_mut(rc), m.method, argv)
                             .or_else(|x| fail_with(e.span, x))?,
+                        Value::Dict(rc) if m.method.mutates() => {
+                            builtins::dict_mut_method(Rc::make_mut(rc), m.method, argv)
+                                .or_else(|x| fail_with(e.span, x))?
+                        }
                         // Not an array: an ordinary method of whatever it is.
                         other => {
                             let recv = other.clone();
@@ -1224,6 +1238,15 @@ impl Interp {
             Value::Str(s) => {
                 for ch in s.chars() {
                     self.stack[idx] = Value::str(ch.to_string());
+                    run_body!();
+                }
+            }
+            // The keys, in insertion order, of the Dict as it was when the
+            // loop began (values are never shared: the body's changes to
+            // the variable are to a copy).
+            Value::Dict(d) => {
+                for (k, _) in d.iter() {
+                    self.stack[idx] = k.to_value();
                     run_body!();
                 }
             }
@@ -1344,9 +1367,10 @@ impl Interp {
             return Ok(());
         };
         for k in init {
-            place = child_mut(place, k, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
+            place = child_mut(place, k, &syms, false).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         }
-        let slot = child_mut(place, last, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
+        // `d[k] = v` adds a key; `d[k] += v` needs it already.
+        let slot = child_mut(place, last, &syms, op.is_none()).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         if let Some(op) = op {
             v = match number_fast(op, slot, &v) {
                 Some(x) => x,
@@ -1393,7 +1417,13 @@ impl Interp {
             return fail(span, "cannot modify a captured variable");
         };
         for k in &keys {
-            place = child_mut(place, k, &syms).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
+            place = child_mut(place, k, &syms, false).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
+        }
+        if let Value::Dict(rc) = place {
+            if method.mutates() {
+                return builtins::dict_mut_method(Rc::make_mut(rc), method, argv)
+                    .or_else(|m| fail_with(span, m));
+            }
         }
         let Value::Arr(rc) = place else {
             // Not an array: an ordinary method of whatever it is.
@@ -1620,13 +1650,34 @@ pub(crate) fn fast_clone(v: &Value) -> Value {
 
 type PlaceErr = (ErrorKind, String, Span);
 
-fn child_mut<'v>(place: &'v mut Value, key: &Key, symbols: &[Rc<str>]) -> Result<&'v mut Value, PlaceErr> {
+/// The element or field `key` of `place`, to assign to; with `create`, a
+/// key missing from a Dict is added (as Unit, for the caller to set).
+fn child_mut<'v>(
+    place: &'v mut Value,
+    key: &Key,
+    symbols: &[Rc<str>],
+    create: bool,
+) -> Result<&'v mut Value, PlaceErr> {
     match key {
         Key::Index(idx, span) => match place {
             Value::Arr(rc) => {
                 let items = Rc::make_mut(rc);
                 let i = builtins::norm_index(idx, items.len()).map_err(|f| (f.kind, f.message, *span))?;
                 Ok(&mut items[i])
+            }
+            Value::Dict(rc) => {
+                let k = DictKey::of(idx).map_err(|m| (ErrorKind::Invalid, m, *span))?;
+                let d = Rc::make_mut(rc);
+                if d.get(&k).is_none() {
+                    if !create {
+                        let msg = format!("key {} is not in the Dict", crate::print::repr(idx));
+                        return Err((ErrorKind::Index, msg, *span));
+                    }
+                    d.insert(k.clone(), Value::Unit)
+                        .map_err(|m| (ErrorKind::Invalid, m, *span))?;
+                }
+                d.get_mut(&k)
+                    .ok_or_else(|| (ErrorKind::Index, "a Dict lost a key".into(), *span))
             }
             other => Err((
                 ErrorKind::Invalid,
@@ -1683,6 +1734,7 @@ pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> 
         | (RtType::DType, Value::DType(_))
         | (RtType::Range, Value::Range(_))
         | (RtType::Arr, Value::Arr(_))
+        | (RtType::Dict, Value::Dict(_))
         | (RtType::Res, Value::Ok(_) | Value::Err(_))
         | (RtType::Opt, Value::Some(_) | Value::None)
         | (RtType::Fn, Value::Func(_)) => true,
@@ -1710,6 +1762,7 @@ fn rt_name(rt: &RtType) -> String {
         RtType::Range => "Range".into(),
         RtType::Tape => "Tape".into(),
         RtType::Arr => "Arr".into(),
+        RtType::Dict => "Dict".into(),
         RtType::Tensor(None) => "Tensor".into(),
         RtType::Tensor(Some(d)) => format!("Tensor[{d}]"),
         RtType::Res => "Res".into(),

@@ -378,6 +378,10 @@ pub fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
         }
         (Value::Range(x), Value::Range(y)) => x == y,
+        // The same keys with equal values, in any order (Python's).
+        (Value::Dict(x), Value::Dict(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
         (Value::Tensor(_) | Value::Tracked(_), Value::Tensor(_) | Value::Tracked(_)) => {
             let (Some(x), Some(y)) = (a.as_tensor(), b.as_tensor()) else {
                 return false;

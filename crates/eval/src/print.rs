@@ -46,6 +46,7 @@ pub fn format_value(v: &Value, spec: &Spec) -> Result<String, String> {
         | Value::Bool(_)
         | Value::DType(_)
         | Value::Arr(_)
+        | Value::Dict(_)
         | Value::Range(_)
         | Value::Func(_)
         | Value::Ok(_)
@@ -95,6 +96,22 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
                     out.push_str(", ");
                 }
                 write_value(out, it, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Dict(d) => {
+            if d.is_empty() {
+                out.push_str("[:]");
+                return;
+            }
+            out.push('[');
+            for (i, (k, v)) in d.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, &k.to_value(), depth + 1);
+                out.push_str(": ");
+                write_value(out, v, depth + 1);
             }
             out.push(']');
         }

@@ -28,6 +28,8 @@ pub enum Value {
     Str(Rc<String>),
     DType(DType),
     Arr(Rc<Vec<Value>>),
+    /// An insertion-ordered map (spec §10.2), copied on write like `Arr`.
+    Dict(Rc<DictVal>),
     Range(Rc<RangeVal>),
     Func(Rc<Closure>),
     Ok(Rc<Value>),
@@ -109,6 +111,105 @@ impl std::fmt::Debug for Closure {
     }
 }
 
+/// A Dict's key: an Int, Str, Bool or DType (spec §10.2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DictKey {
+    Int(i64),
+    Str(Rc<String>),
+    Bool(bool),
+    DType(DType),
+}
+
+impl DictKey {
+    /// The key a value makes; the error names the type that cannot be one.
+    pub fn of(v: &Value) -> Result<DictKey, String> {
+        match v {
+            Value::Int(i) => Ok(DictKey::Int(*i)),
+            Value::Str(s) => Ok(DictKey::Str(s.clone())),
+            Value::Bool(b) => Ok(DictKey::Bool(*b)),
+            Value::DType(d) => Ok(DictKey::DType(*d)),
+            other => Err(format!(
+                "a Dict key is an Int, Str, Bool or DType, not `{}`",
+                other.type_name()
+            )),
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            DictKey::Int(i) => Value::Int(*i),
+            DictKey::Str(s) => Value::Str(s.clone()),
+            DictKey::Bool(b) => Value::Bool(*b),
+            DictKey::DType(d) => Value::DType(*d),
+        }
+    }
+}
+
+/// The entries of a Dict in insertion order, with a hash index: lookup,
+/// insertion and removal are O(1) (a removed entry leaves a hole, and the
+/// holes are squeezed out once they are half the entries).
+#[derive(Clone, Debug, Default)]
+pub struct DictVal {
+    entries: Vec<Option<(DictKey, Value)>>,
+    index: std::collections::HashMap<DictKey, usize>,
+}
+
+impl DictVal {
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn get(&self, k: &DictKey) -> Option<&Value> {
+        let i = *self.index.get(k)?;
+        self.entries.get(i)?.as_ref().map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, k: &DictKey) -> Option<&mut Value> {
+        let i = *self.index.get(k)?;
+        self.entries.get_mut(i)?.as_mut().map(|(_, v)| v)
+    }
+
+    /// Sets `k` to `v`: an existing key keeps its place, a new one goes
+    /// last. Fails only when memory runs out.
+    pub fn insert(&mut self, k: DictKey, v: Value) -> Result<(), String> {
+        if let Some(slot) = self.get_mut(&k) {
+            *slot = v;
+            return Ok(());
+        }
+        let n = self.len();
+        let out_of_memory = |_| format!("cannot grow a Dict of {n} entries: out of memory");
+        self.entries.try_reserve(1).map_err(out_of_memory)?;
+        self.index.try_reserve(1).map_err(out_of_memory)?;
+        self.index.insert(k.clone(), self.entries.len());
+        self.entries.push(Some((k, v)));
+        Ok(())
+    }
+
+    /// Removes `k`, giving its value.
+    pub fn remove(&mut self, k: &DictKey) -> Option<Value> {
+        let i = self.index.remove(k)?;
+        let (_, v) = self.entries.get_mut(i)?.take()?;
+        if self.entries.len() > 16 && self.index.len() * 2 < self.entries.len() {
+            self.entries.retain(Option::is_some);
+            for (i, e) in self.entries.iter().enumerate() {
+                if let Some((k, _)) = e {
+                    self.index.insert(k.clone(), i);
+                }
+            }
+        }
+        Some(v)
+    }
+
+    /// The entries in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&DictKey, &Value)> {
+        self.entries.iter().flatten().map(|(k, v)| (k, v))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct StructVal {
     pub def: Rc<StructDef>,
@@ -140,6 +241,7 @@ impl Value {
             Value::Str(_) => "Str".into(),
             Value::DType(_) => "DType".into(),
             Value::Arr(_) => "Arr".into(),
+            Value::Dict(_) => "Dict".into(),
             Value::Range(_) => "Range".into(),
             Value::Func(_) => "Fn".into(),
             Value::Ok(_) | Value::Err(_) => "Res".into(),

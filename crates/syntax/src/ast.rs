@@ -197,6 +197,11 @@ impl ExprKind {
             | ExprKind::Name(_)
             | ExprKind::Error => 0,
             ExprKind::List(items) => items.iter().map(of).max().unwrap_or(0),
+            ExprKind::Dict(entries) => entries
+                .iter()
+                .map(|(k, v)| k.depth.max(v.depth))
+                .max()
+                .unwrap_or(0),
             ExprKind::FStr(parts) => parts
                 .iter()
                 .map(|p| match p {
@@ -342,6 +347,8 @@ pub enum ExprKind {
     Name(String),
     /// `[a, b, …]`: a tensor literal or an `Arr`, decided by its elements.
     List(Vec<Expr>),
+    /// `[k: v, …]`, or `[:]` (spec §10.2).
+    Dict(Box<[(Expr, Expr)]>),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
