@@ -3,11 +3,11 @@
 -- functions. Input: the fasta file named by the first argument (bench.py
 -- writes it with fasta.py), not stdin, as twill cannot read stdin.
 --
--- Output: as the reference prints it, the percentages as "%0.3f" would,
--- but from integers, as twill computes them: 100 * count / total rounded
--- half up at the third decimal, (200000 count + total) // (2 total). Ties
--- in frequency are sorted by the k-mer ascending (the reference sorts them
--- descending), as in the Python and twill versions.
+-- Output: as the reference prints it, the percentages with "%0.3f" (C's
+-- printf, Python's "%.3f" and twill's f-string `:.3f` all round the same
+-- binary value correctly). Ties in frequency are sorted by the k-mer
+-- ascending (the reference sorts them descending), as in the Python and
+-- twill versions.
 
 local function kfrequency(seq, freq, k, frame)
   local sub = string.sub
@@ -26,8 +26,7 @@ local function count(seq, frag)
 end
 
 local function percent(c, total)
-  local n = (200000 * c + total) // (2 * total)
-  return string.format("%d.%03d", n // 1000, n % 1000)
+  return string.format("%0.3f", 100.0 * c / total)
 end
 
 local function frequency(seq, k)

@@ -3,10 +3,9 @@
 # named by the first argument (bench.py writes it with fasta.py), not
 # stdin, as twill cannot read stdin.
 #
-# Output: as the reference prints it, the percentages as "%.3f" would, but
-# from ints, as twill computes them: 100 * count / total rounded half up at
-# the third decimal, (200000 count + total) // (2 total). Ties in frequency
-# are sorted by the k-mer, ascending.
+# Output: as the reference prints it, the percentages with "%.3f" (twill's
+# f-string `:.3f` rounds the same binary value the same way). Ties in
+# frequency are sorted by the k-mer, ascending.
 import sys
 from collections import defaultdict
 
@@ -20,8 +19,7 @@ def gen_freq(seq, frame):
 
 
 def percent(count, total):
-    n = (200000 * count + total) // (2 * total)
-    return "%d.%03d" % (n // 1000, n % 1000)
+    return "%.3f" % (100.0 * count / total)
 
 
 def sort_seq(seq, length):
