@@ -27,6 +27,7 @@
 pub mod builtins;
 pub mod hir;
 pub mod resolve;
+pub mod suggest;
 pub mod types;
 
 pub use resolve::{host_binop, CheckOutput, Checker};

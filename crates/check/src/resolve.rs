@@ -21,6 +21,7 @@ use crate::builtins::{
     Recv, TensorField, DTYPE_PARAM,
 };
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
+use crate::suggest;
 use crate::types::{RtType, Ty, TypeName};
 
 /// Deepest expression nesting the checker follows before giving up with an
@@ -448,6 +449,31 @@ impl Pass<'_> {
                     .with_note(format!("a check shows at most {MAX_SHOWN} warnings")),
             );
         }
+    }
+
+    /// Every name a bare identifier could mean here, for "did you mean":
+    /// the variables in scope, the program's globals and structs, the
+    /// builtins, constants and dtypes.
+    fn known_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for f in &self.fns {
+            for scope in &f.scopes {
+                names.extend(scope.iter().map(|l| l.name.clone()));
+            }
+            names.extend(f.captures.iter().map(|(n, _, _)| n.clone()));
+        }
+        names.extend(self.ck.globals.keys().cloned());
+        names.extend(self.ck.structs.keys().cloned());
+        names.extend(Builtin::all().map(|b| b.name().to_string()));
+        names.extend(Constant::all().map(|c| c.name().to_string()));
+        names.extend(DType::ALL.iter().map(|d| d.name().to_string()));
+        names
+    }
+
+    /// "did you mean" for an unknown bare name.
+    fn name_help(&self, n: &str) -> Option<String> {
+        let names = self.known_names();
+        suggest::did_you_mean(n, names.iter().map(String::as_str))
     }
 
     fn cur(&mut self) -> &mut FnCtx {
@@ -1085,9 +1111,11 @@ impl Pass<'_> {
                     None
                 }
                 None => {
+                    let help = self.name_help(n);
                     self.err(
                         Diagnostic::error(target.span, format!("unknown name `{n}`"))
-                            .with_label("not defined"),
+                            .with_label("not defined")
+                            .with_help(help),
                     );
                     None
                 }
@@ -1828,7 +1856,12 @@ impl Pass<'_> {
                     .with_label("not defined yet at this point"),
             );
         } else {
-            self.err(Diagnostic::error(span, format!("unknown name `{n}`")).with_label("not defined"));
+            let help = self.name_help(n);
+            self.err(
+                Diagnostic::error(span, format!("unknown name `{n}`"))
+                    .with_label("not defined")
+                    .with_help(help),
+            );
         }
         (H::Unit, Ty::Unknown)
     }
@@ -1892,7 +1925,8 @@ impl Pass<'_> {
                             name.span,
                             format!("struct `{}` has no field `{}`", def.name, name.name),
                         )
-                        .with_note(format!("its fields are: {}", def.fields.join(", "))),
+                        .with_note(format!("its fields are: {}", def.fields.join(", ")))
+                        .with_help(suggest::did_you_mean(&name.name, def.fields.iter().map(|f| &**f))),
                     );
                     Ty::Unknown
                 }
@@ -2090,10 +2124,10 @@ impl Pass<'_> {
                     for a in &raw {
                         if let Some((k, ks)) = &a.name {
                             match sig.params.iter().position(|p| *p == k.as_str()) {
-                                None => self.err(Diagnostic::error(
-                                    *ks,
-                                    format!("`{n}` has no keyword argument `{k}`"),
-                                )),
+                                None => self.err(
+                                    Diagnostic::error(*ks, format!("`{n}` has no keyword argument `{k}`"))
+                                        .with_help(suggest::did_you_mean(k, sig.params.iter().copied())),
+                                ),
                                 Some(i) if (i < npos && !b.keyword_only()) || given.contains(k) => self.err(
                                     Diagnostic::error(*ks, format!("argument `{k}` of `{n}` is given twice")),
                                 ),
@@ -2191,9 +2225,11 @@ impl Pass<'_> {
                         .with_label("not defined yet at this point"),
                 );
             } else {
+                let help = self.name_help(n);
                 self.err(
                     Diagnostic::error(callee.span, format!("unknown function `{n}`"))
-                        .with_label("not defined"),
+                        .with_label("not defined")
+                        .with_help(help),
                 );
             }
             self.args(args);
@@ -2217,7 +2253,8 @@ impl Pass<'_> {
                         let names: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
                         self.err(
                             Diagnostic::error(*ks, format!("`{op}` has no argument `{k}`"))
-                                .with_note(format!("its parameters are: {}", names.join(", "))),
+                                .with_note(format!("its parameters are: {}", names.join(", ")))
+                                .with_help(suggest::did_you_mean(k, names.iter().copied())),
                         )
                     }
                     Some(i) if i < npos || seen.contains(&k.as_str()) => self.err(Diagnostic::error(
@@ -2338,9 +2375,27 @@ impl Pass<'_> {
         } else if matches!(rty, Ty::Tensor(_)) {
             let tensor_method = mref.op.is_some() || mref.host.is_some_and(|h| h.applies_to(Recv::Tensor));
             if !tensor_method {
+                // `x.shape()`: a field, not a method.
+                let help = if TensorField::from_name(name).is_some() {
+                    Some(format!(
+                        "`{name}` is a field: write `.{name}` without the parentheses"
+                    ))
+                } else {
+                    let known: Vec<&str> = Op::ALL
+                        .iter()
+                        .map(|op| op.name())
+                        .chain(
+                            HostMethod::all()
+                                .filter(|h| h.applies_to(Recv::Tensor))
+                                .map(HostMethod::name),
+                        )
+                        .collect();
+                    suggest::did_you_mean(name, known.iter().copied())
+                };
                 self.err(
                     Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
-                        .with_label(format!("tensors have no method `{name}`")),
+                        .with_label(format!("tensors have no method `{name}`"))
+                        .with_help(help),
                 );
             }
         } else if !matches!(rty, Ty::Unknown) {
@@ -2351,9 +2406,13 @@ impl Pass<'_> {
             let math_method = matches!(rty, Ty::Int | Ty::F64)
                 && mref.op.is_some_and(|op| matches!(op.spec().host, Host::Unary(_)));
             if !host_ok && !math_method {
+                let known = recv_kind(&rty)
+                    .map(crate::builtins::host_method_names)
+                    .unwrap_or_default();
                 self.err(
                     Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
-                        .with_label(format!("`{rty}` has no method `{name}`")),
+                        .with_label(format!("`{rty}` has no method `{name}`"))
+                        .with_help(suggest::did_you_mean(name, known.iter().copied())),
                 );
             }
         }
@@ -2476,7 +2535,11 @@ impl Pass<'_> {
                         fname.span,
                         format!("struct `{}` has no field `{}`", def.name, fname.name),
                     )
-                    .with_note(format!("its fields are: {}", def.fields.join(", "))),
+                    .with_note(format!("its fields are: {}", def.fields.join(", ")))
+                    .with_help(suggest::did_you_mean(
+                        &fname.name,
+                        def.fields.iter().map(|f| &**f),
+                    )),
                 ),
             }
         }

@@ -127,6 +127,9 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
     for n in &d.notes {
         report = report.with_note(bounded(n));
     }
+    if let Some(h) = &d.help {
+        report = report.with_help(bounded(h));
+    }
     let excerpts_line_no: Vec<(FileKey, usize)> =
         excerpts.iter().map(|(k, ex)| (k.clone(), ex.line_no)).collect();
     let mut buf = Vec::new();

@@ -27,6 +27,9 @@ pub struct Diagnostic {
     pub label: String,
     pub secondary: Vec<Label>,
     pub notes: Vec<String>,
+    /// A suggested fix (`Help: did you mean …?`), boxed so that a
+    /// diagnostic stays small enough to return by value.
+    pub help: Option<Box<String>>,
 }
 
 impl Diagnostic {
@@ -38,6 +41,7 @@ impl Diagnostic {
             label: String::new(),
             secondary: Vec::new(),
             notes: Vec::new(),
+            help: None,
         }
     }
 
@@ -63,6 +67,14 @@ impl Diagnostic {
 
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
         self.notes.push(note.into());
+        self
+    }
+
+    /// Sets the suggested fix, when there is one.
+    pub fn with_help(mut self, help: Option<String>) -> Diagnostic {
+        if let Some(h) = help {
+            self.help = Some(Box::new(h));
+        }
         self
     }
 
