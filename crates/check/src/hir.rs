@@ -170,6 +170,9 @@ pub enum ExprKind {
     Field(Box<Expr>, Member),
     Index(Box<Expr>, Box<[IndexItem]>),
     Try(Box<Expr>),
+    /// `e?` at top level (spec §10.6): an `Err(x)` or `None` ends the
+    /// program with the runtime error `x` (or `None`) at the `?`.
+    TryTop(Box<Expr>),
     If(Box<Expr>, Box<Expr>, Option<Box<Expr>>),
     While(Box<Expr>, Box<Expr>),
     For {

@@ -1529,11 +1529,9 @@ impl Pass<'_> {
             }
             A::Try(inner) => {
                 let (h, t) = self.expr(inner);
-                if self.fns.len() == 1 {
-                    self.err(
-                        Diagnostic::error(span, "`?` can only be used inside a function")
-                            .with_note("`?` returns the `Err` (or `None`) from the enclosing function"),
-                    );
+                let top = self.fns.len() == 1;
+                if top {
+                    // At top level an `Err` or `None` ends the program.
                 } else if let Some(ret) = self.cur().ret.clone() {
                     let ok = matches!(
                         (&t, &ret),
@@ -1572,7 +1570,14 @@ impl Pass<'_> {
                         Ty::Unknown
                     }
                 };
-                (H::Try(Box::new(h)), ty)
+                (
+                    if top {
+                        H::TryTop(Box::new(h))
+                    } else {
+                        H::Try(Box::new(h))
+                    },
+                    ty,
+                )
             }
             A::If {
                 cond,

@@ -374,6 +374,7 @@ fn writes_locals(e: &hir::Expr) -> bool {
         H::List(items) => items.iter().any(writes_locals),
         H::Dict(entries) => entries.iter().any(|(k, v)| writes_locals(k) || writes_locals(v)),
         H::Try(_)
+        | H::TryTop(_)
         | H::If(..)
         | H::While(..)
         | H::For { .. }

@@ -359,6 +359,15 @@ impl Interp {
                 let keys = self.index_keys(items, f)?;
                 builtins::index(&b, &keys, e.span)
             }
+            H::TryTop(inner) => match self.eval(inner, f)? {
+                Value::Ok(v) | Value::Some(v) => Ok((*v).clone()),
+                Value::Err(x) => fail(e.span, crate::print::display(&x)),
+                Value::None => fail(e.span, "None"),
+                other => fail(
+                    e.span,
+                    format!("`?` needs a `Res` or `Opt`, not `{}`", other.type_name()),
+                ),
+            },
             H::Try(inner) => match self.eval(inner, f)? {
                 Value::Ok(v) | Value::Some(v) => Ok((*v).clone()),
                 err @ (Value::Err(_) | Value::None) => Err(Box::new(Ctrl::Return(err))),
