@@ -588,6 +588,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                     message: format!("exit({code})"),
                     span,
                     notes: Vec::new(),
+                    frames: Vec::new(),
                 })))
             }
             Value::Int(code) => fail(span, format!("`exit` needs a status from 0 to 255, not {code}")),

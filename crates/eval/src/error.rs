@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use twill_check::hir::Sym;
 use twill_host::Host;
+use twill_syntax::diagnostic::TraceLine;
 use twill_syntax::{Diagnostic, Span};
 
 use crate::value::Value;
@@ -100,16 +101,100 @@ pub struct RuntimeError {
     pub message: String,
     pub span: Span,
     pub notes: Vec<String>,
+    /// The calls the error passed through on its way out, innermost
+    /// first: each callee's name and the place it was called from.
+    pub frames: Vec<(Rc<str>, Span)>,
 }
 
+/// A call stack shows at most this many lines (spec §10.9).
+const MAX_TRACE: usize = 20;
+
 impl RuntimeError {
+    pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>) -> RuntimeError {
+        RuntimeError {
+            kind,
+            message: message.into(),
+            span,
+            notes: Vec::new(),
+            frames: Vec::new(),
+        }
+    }
+
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::error(self.span, self.message.clone());
         for n in &self.notes {
             d = d.with_note(n.clone());
         }
-        d
+        d.with_trace(self.trace())
     }
+
+    /// The call stack, outermost call first, each function with the place
+    /// in it where the next call (or the error) happened: top-level code
+    /// first, then `at f (FILE:LINE:COL)` per frame. A run of more than
+    /// three frames of one function shows its first two and last one
+    /// around `… N more frames of f …`; at most [`MAX_TRACE`] lines.
+    fn trace(&self) -> Vec<TraceLine> {
+        if self.frames.is_empty() {
+            return Vec::new();
+        }
+        // (function, place in it), outermost first.
+        let mut frames: Vec<(&str, Span)> = Vec::with_capacity(self.frames.len() + 1);
+        let places = self
+            .frames
+            .iter()
+            .rev()
+            .map(|(_, s)| *s)
+            .chain(std::iter::once(self.span));
+        let names = std::iter::once("<top level>").chain(self.frames.iter().rev().map(|(n, _)| &**n));
+        frames.extend(names.zip(places));
+        let mut lines: Vec<TraceLine> = Vec::new();
+        let mut i = 0;
+        while i < frames.len() {
+            let name = frames[i].0;
+            let run = frames[i..].iter().take_while(|(n, _)| *n == name).count();
+            let at = |(n, s): (&str, Span)| TraceLine {
+                text: format!("at {n}"),
+                span: Some(s),
+            };
+            if run > 3 {
+                lines.push(at(frames[i]));
+                lines.push(at(frames[i + 1]));
+                lines.push(TraceLine {
+                    text: format!("… {} more frames of {name} …", grouped(run - 3)),
+                    span: None,
+                });
+                lines.push(at(frames[i + run - 1]));
+            } else {
+                lines.extend(frames[i..i + run].iter().map(|f| at(*f)));
+            }
+            i += run;
+        }
+        if lines.len() > MAX_TRACE {
+            let head = MAX_TRACE / 2;
+            let tail = lines.split_off(lines.len() - (MAX_TRACE - head - 1));
+            let hidden = lines.len() - head;
+            lines.truncate(head);
+            lines.push(TraceLine {
+                text: format!("… {} more lines of the call stack …", grouped(hidden)),
+                span: None,
+            });
+            lines.extend(tail);
+        }
+        lines
+    }
+}
+
+/// `n` with a comma every three digits.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub(crate) enum Ctrl {
@@ -140,6 +225,7 @@ pub(crate) fn fail_as<T>(kind: ErrorKind, span: Span, message: impl Into<String>
         message: message.into(),
         span,
         notes: Vec::new(),
+        frames: Vec::new(),
     })))
 }
 

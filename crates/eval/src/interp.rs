@@ -182,6 +182,7 @@ impl Interp {
                 message: format!("no global `{name}` has been defined"),
                 span,
                 notes: Vec::new(),
+                frames: Vec::new(),
             });
         };
         let r = self.call_with(&callee, args, span);
@@ -624,6 +625,7 @@ impl Interp {
                 notes: vec![
                     "up to 200,000 nested calls are supported; this looks like runaway recursion".into(),
                 ],
+                frames: Vec::new(),
             })));
         }
         let func = &c.func;
@@ -675,7 +677,11 @@ impl Interp {
         self.stack.truncate(keep);
         let v = match r {
             Ok(v) => v,
-            Err(c) => {
+            Err(mut c) => {
+                if let Ctrl::Error(e) = &mut *c {
+                    // The call stack (spec §10.9), innermost call first.
+                    e.frames.push((func.name.clone(), span));
+                }
                 if !matches!(*c, Ctrl::Return(_)) {
                     return Err(c);
                 }

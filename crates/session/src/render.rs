@@ -127,7 +127,7 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
     for n in &d.notes {
         report = report.with_note(bounded(n));
     }
-    if let Some(h) = &d.help {
+    if let Some(h) = d.help() {
         report = report.with_help(bounded(h));
     }
     let excerpts_line_no: Vec<(FileKey, usize)> =
@@ -157,6 +157,19 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
         if let Some(at) = text.find(&from) {
             text.replace_range(at..at + from.len(), &to);
         }
+    }
+    // The call stack of a runtime error raised inside functions, outermost
+    // call first (spec §10.9).
+    for line in d.trace() {
+        text.push_str("  ");
+        text.push_str(&line.text);
+        if let Some(sp) = line.span {
+            if let Some(f) = sources.get(sp.file) {
+                let (l, c) = twill_syntax::span::line_col(&f.text, sp.start as usize);
+                text.push_str(&format!(" ({}:{l}:{c})", f.name));
+            }
+        }
+        text.push('\n');
     }
     if color {
         text

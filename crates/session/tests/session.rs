@@ -106,6 +106,8 @@ error: shapes [2, 3] and [5, 7] cannot be broadcast together
     │       ─────────────────┬────────────────  
     │                        ╰────────────────── here
 ────╯
+  at <top level> (prog.tw:2:9)
+  at nn_cross_entropy (<stdlib>/nn.tw:60:7)
 ";
     assert_eq!(reporter.text, want);
 }

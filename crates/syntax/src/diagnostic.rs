@@ -17,6 +17,22 @@ pub struct Label {
     pub message: String,
 }
 
+/// What a diagnostic rarely has: a suggested fix, and the call stack of a
+/// runtime error raised inside functions (spec §10.9).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extra {
+    pub help: Option<String>,
+    pub trace: Vec<TraceLine>,
+}
+
+/// One line of a call stack: `at fname` with the place it names, or a
+/// folded run (`… 9,995 more frames of fib …`) with none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceLine {
+    pub text: String,
+    pub span: Option<Span>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
     pub severity: Severity,
@@ -27,9 +43,9 @@ pub struct Diagnostic {
     pub label: String,
     pub secondary: Vec<Label>,
     pub notes: Vec<String>,
-    /// A suggested fix (`Help: did you mean …?`), boxed so that a
-    /// diagnostic stays small enough to return by value.
-    pub help: Option<Box<String>>,
+    /// A suggested fix and a call stack, boxed so that a diagnostic stays
+    /// small enough to return by value.
+    pub extra: Option<Box<Extra>>,
 }
 
 impl Diagnostic {
@@ -41,7 +57,7 @@ impl Diagnostic {
             label: String::new(),
             secondary: Vec::new(),
             notes: Vec::new(),
-            help: None,
+            extra: None,
         }
     }
 
@@ -73,9 +89,25 @@ impl Diagnostic {
     /// Sets the suggested fix, when there is one.
     pub fn with_help(mut self, help: Option<String>) -> Diagnostic {
         if let Some(h) = help {
-            self.help = Some(Box::new(h));
+            self.extra.get_or_insert_with(Box::default).help = Some(h);
         }
         self
+    }
+
+    /// Sets the call stack shown under the diagnostic.
+    pub fn with_trace(mut self, trace: Vec<TraceLine>) -> Diagnostic {
+        if !trace.is_empty() {
+            self.extra.get_or_insert_with(Box::default).trace = trace;
+        }
+        self
+    }
+
+    pub fn help(&self) -> Option<&str> {
+        self.extra.as_ref().and_then(|e| e.help.as_deref())
+    }
+
+    pub fn trace(&self) -> &[TraceLine] {
+        self.extra.as_ref().map_or(&[], |e| &e.trace)
     }
 
     pub fn is_error(&self) -> bool {
