@@ -188,7 +188,8 @@ fn split_lines(s: &[u8]) -> Vec<Vec<u8>> {
 
 /// Replaces one run of digits (a number, or part of one) by an edge value.
 /// Numbers in a loop — on its line (`while`, `for`, `range(`) or anywhere
-/// in its body — are left alone: an edge value there makes a loop of 2^31
+/// in its body — and in `var` declarations (the loops' counters) are left
+/// alone: an edge value there makes a loop of 2^31
 /// or more iterations, or one that never ends (`w += 0`, `cond = count <
 /// 9223372036854775807`), a timeout that is the program's own doing and
 /// hides real ones.
@@ -215,7 +216,10 @@ fn replace_number(s: &mut Vec<u8>, rng: &mut Rng) {
 /// For each byte of `s`, whether it is in a loop: on a line that starts
 /// or names one (`while `, `for `, `range(`), or inside the braces of a
 /// block opened on such a line (brackets counted as written; strings and
-/// comments are not told apart, which errs towards leaving numbers alone).
+/// comments are not told apart, which errs towards leaving numbers alone);
+/// or on a line that declares a `var`, which is what a loop counts with
+/// (`var i = nan` before `while true { i += 1; if i > 10 { break } }`
+/// never ends).
 fn loop_mask(s: &[u8]) -> Vec<bool> {
     let mut mask = vec![false; s.len()];
     // For each open `{`: whether it opens a loop's block.
@@ -229,7 +233,8 @@ fn loop_mask(s: &[u8]) -> Vec<bool> {
         let line = &s[line_start..line_end];
         let loop_line = [&b"while "[..], b"for ", b"range("]
             .iter()
-            .any(|k| line.windows(k.len()).any(|w| w == *k));
+            .any(|k| line.windows(k.len()).any(|w| w == *k))
+            || line.trim_ascii_start().starts_with(b"var ");
         for (i, &b) in line.iter().enumerate() {
             match b {
                 b'{' => open.push(loop_line),
@@ -266,10 +271,11 @@ mod tests {
 
     #[test]
     fn numbers_in_loops_are_left_alone() {
-        let src = b"let a = 1\nwhile c {\n    c = n < 10\n    if x { y = 2 }\n}\nlet b = 3\n";
+        let src = b"let a = 1\nvar i = 4\nwhile c {\n    c = n < 10\n    if x { y = 2 }\n}\nlet b = 3\n";
         let mask = loop_mask(src);
         let at = |needle: &[u8]| src.windows(needle.len()).position(|w| w == needle).unwrap();
         assert!(!mask[at(b"1")]);
+        assert!(mask[at(b"4")]);
         assert!(mask[at(b"10")]);
         assert!(mask[at(b"2")]);
         assert!(!mask[at(b"3")]);
