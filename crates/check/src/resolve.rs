@@ -454,26 +454,37 @@ impl Pass<'_> {
     /// Every name a bare identifier could mean here, for "did you mean":
     /// the variables in scope, the program's globals and structs, the
     /// builtins, constants and dtypes.
-    fn known_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
+    fn known_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
         for f in &self.fns {
             for scope in &f.scopes {
-                names.extend(scope.iter().map(|l| l.name.clone()));
+                names.extend(scope.iter().map(|l| l.name.as_str()));
             }
-            names.extend(f.captures.iter().map(|(n, _, _)| n.clone()));
+            names.extend(f.captures.iter().map(|(n, _, _)| n.as_str()));
         }
-        names.extend(self.ck.globals.keys().cloned());
-        names.extend(self.ck.structs.keys().cloned());
-        names.extend(Builtin::all().map(|b| b.name().to_string()));
-        names.extend(Constant::all().map(|c| c.name().to_string()));
-        names.extend(DType::ALL.iter().map(|d| d.name().to_string()));
+        names.extend(self.ck.globals.keys().map(String::as_str));
+        names.extend(self.ck.structs.keys().map(String::as_str));
+        names.extend(Builtin::all().map(|b| b.name()));
+        names.extend(Constant::all().map(|c| c.name()));
+        names.extend(DType::ALL.iter().map(|d| d.name()));
         names
     }
 
-    /// "did you mean" for an unknown bare name.
+    /// Whether an error reported now is shown (the first [`MAX_SHOWN`]
+    /// are): a "did you mean" is worked out only for those.
+    fn showing(&self) -> bool {
+        self.shown[0] < MAX_SHOWN
+    }
+
+    /// "did you mean" for an unknown bare name. Only for an error that is
+    /// shown: gathering every name in scope for each of thousands of
+    /// errors past the cap made a 12 MB source of them quadratic.
     fn name_help(&self, n: &str) -> Option<String> {
+        if !self.showing() {
+            return None;
+        }
         let names = self.known_names();
-        suggest::did_you_mean(n, names.iter().map(String::as_str))
+        suggest::did_you_mean(n, names.iter().copied())
     }
 
     fn cur(&mut self) -> &mut FnCtx {
@@ -1931,7 +1942,11 @@ impl Pass<'_> {
                             format!("struct `{}` has no field `{}`", def.name, name.name),
                         )
                         .with_note(format!("its fields are: {}", def.fields.join(", ")))
-                        .with_help(suggest::did_you_mean(&name.name, def.fields.iter().map(|f| &**f))),
+                        .with_help(
+                            self.showing()
+                                .then(|| suggest::did_you_mean(&name.name, def.fields.iter().map(|f| &**f)))
+                                .flatten(),
+                        ),
                     );
                     Ty::Unknown
                 }
@@ -2131,7 +2146,11 @@ impl Pass<'_> {
                             match sig.params.iter().position(|p| *p == k.as_str()) {
                                 None => self.err(
                                     Diagnostic::error(*ks, format!("`{n}` has no keyword argument `{k}`"))
-                                        .with_help(suggest::did_you_mean(k, sig.params.iter().copied())),
+                                        .with_help(
+                                            self.showing()
+                                                .then(|| suggest::did_you_mean(k, sig.params.iter().copied()))
+                                                .flatten(),
+                                        ),
                                 ),
                                 Some(i) if (i < npos && !b.keyword_only()) || given.contains(k) => self.err(
                                     Diagnostic::error(*ks, format!("argument `{k}` of `{n}` is given twice")),
@@ -2259,7 +2278,11 @@ impl Pass<'_> {
                         self.err(
                             Diagnostic::error(*ks, format!("`{op}` has no argument `{k}`"))
                                 .with_note(format!("its parameters are: {}", names.join(", ")))
-                                .with_help(suggest::did_you_mean(k, names.iter().copied())),
+                                .with_help(
+                                    self.showing()
+                                        .then(|| suggest::did_you_mean(k, names.iter().copied()))
+                                        .flatten(),
+                                ),
                         )
                     }
                     Some(i) if i < npos || seen.contains(&k.as_str()) => self.err(Diagnostic::error(
@@ -2385,6 +2408,8 @@ impl Pass<'_> {
                     Some(format!(
                         "`{name}` is a field: write `.{name}` without the parentheses"
                     ))
+                } else if !self.showing() {
+                    None
                 } else {
                     let known: Vec<&str> = Op::ALL
                         .iter()
@@ -2417,7 +2442,11 @@ impl Pass<'_> {
                 self.err(
                     Diagnostic::error(method.span, format!("unknown method `{name}` on `{rty}`"))
                         .with_label(format!("`{rty}` has no method `{name}`"))
-                        .with_help(suggest::did_you_mean(name, known.iter().copied())),
+                        .with_help(
+                            self.showing()
+                                .then(|| suggest::did_you_mean(name, known.iter().copied()))
+                                .flatten(),
+                        ),
                 );
             }
         }
@@ -2541,10 +2570,11 @@ impl Pass<'_> {
                         format!("struct `{}` has no field `{}`", def.name, fname.name),
                     )
                     .with_note(format!("its fields are: {}", def.fields.join(", ")))
-                    .with_help(suggest::did_you_mean(
-                        &fname.name,
-                        def.fields.iter().map(|f| &**f),
-                    )),
+                    .with_help(
+                        self.showing()
+                            .then(|| suggest::did_you_mean(&fname.name, def.fields.iter().map(|f| &**f)))
+                            .flatten(),
+                    ),
                 ),
             }
         }

@@ -34,32 +34,62 @@ pub fn alias(name: &str) -> Option<&'static str> {
 
 /// The edit distance between `a` and `b` (insertions, deletions,
 /// substitutions and swaps of neighbours), or `None` once it exceeds 2.
+/// Three rolling rows, on the stack for names up to 64 characters: it runs
+/// against every name in scope, so it allocates nothing per candidate.
 fn distance(a: &str, b: &str) -> Option<usize> {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len().abs_diff(b.len()) > 2 {
+    const MAX: usize = 64;
+    // Lengths in characters differ by at least this much in bytes / 4.
+    if a.len().abs_diff(b.len()) > 8 {
         return None;
     }
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    if let Some(first) = d.first_mut() {
-        for (j, cell) in first.iter_mut().enumerate() {
-            *cell = j;
+    let mut ab = ['\0'; MAX];
+    let mut bb = ['\0'; MAX];
+    let (mut n, mut m) = (0, 0);
+    for c in a.chars() {
+        if n == MAX {
+            return None;
         }
+        ab[n] = c;
+        n += 1;
     }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
+    for c in b.chars() {
+        if m == MAX {
+            return None;
+        }
+        bb[m] = c;
+        m += 1;
+    }
+    if n.abs_diff(m) > 2 {
+        return None;
+    }
+    let (a, b) = (&ab[..n], &bb[..m]);
+    let mut prev2 = [0usize; MAX + 1];
+    let mut prev = [0usize; MAX + 1];
+    let mut cur = [0usize; MAX + 1];
+    for (j, p) in prev.iter_mut().enumerate().take(m + 1) {
+        *p = j;
+    }
+    for i in 1..=n {
+        cur[0] = i;
+        let mut best = cur[0];
+        for j in 1..=m {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
+                v = v.min(prev2[j - 2] + 1);
             }
-            d[i][j] = v;
+            cur[j] = v;
+            best = best.min(v);
         }
+        // Every later row is at least this row's best.
+        if best > 2 {
+            return None;
+        }
+        prev2 = prev;
+        prev = cur;
     }
-    let n = d[a.len()][b.len()];
-    (n <= 2).then_some(n)
+    let d = prev[m];
+    (d <= 2).then_some(d)
 }
 
 /// The known name closest to `name`: at most two edits for a name of five
