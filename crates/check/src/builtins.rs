@@ -68,7 +68,7 @@ builtins! {
         Str = "str", "the text of a value, as `print` shows it";
         Args = "args", "the program's command-line arguments, an Arr[Str]";
         Range = "range", "the Ints from start (0) up to stop, by step (1)";
-        Arr = "arr", "an Arr from a Range or an Arr";
+        Arr = "arr", "an Arr from a Range, an Arr, a Str (its characters) or a rank-1 tensor (F64, Int or Bool elements)";
         Len = "len", "the length of a Str, Arr, Dict or Range";
         Int = "int", "a number or Str as an Int (F64 truncates toward zero)";
         Float = "float", "a number or Str as an F64";
@@ -367,20 +367,24 @@ impl Builtin {
             Builtin::Host(HostFn::Arr) => Ty::Arr(Box::new(match first {
                 Ty::Range => Ty::Int,
                 Ty::Arr(t) => *t,
+                Ty::Str => Ty::Str,
+                Ty::Tensor(Some(DType::I8 | DType::I32)) => Ty::Int,
+                Ty::Tensor(Some(DType::Bool)) => Ty::Bool,
+                Ty::Tensor(Some(_)) => Ty::F64,
                 // The others fail at run time.
                 Ty::Unknown
                 | Ty::Unit
                 | Ty::Int
                 | Ty::F64
                 | Ty::Bool
-                | Ty::Str
                 | Ty::DType
                 | Ty::Tape
-                | Ty::Tensor(_)
+                | Ty::Tensor(None)
                 | Ty::Res(..)
                 | Ty::Opt(_)
                 | Ty::Fn(..)
                 | Ty::Dict(..)
+                | Ty::Tuple(_)
                 | Ty::Struct(_) => Ty::Unknown,
             })),
             Builtin::Host(HostFn::Len) | Builtin::Host(HostFn::Int) => Ty::Int,
@@ -420,7 +424,13 @@ impl Builtin {
                 Some(Ty::Arr(_)) => Ty::Arr(Box::new(Ty::Tensor(None))),
                 _ => Ty::Unknown,
             },
-            Builtin::Autodiff(Autodiff::ValueAndGrad) => Ty::Arr(Box::new(Ty::Unknown)),
+            Builtin::Autodiff(Autodiff::ValueAndGrad) => Ty::Tuple(vec![
+                Ty::Unknown,
+                match args.get(1) {
+                    Some(Ty::Tensor(d)) => Ty::Tensor(d.map(twill_tensor::promote::grad_dtype)),
+                    _ => Ty::Unknown,
+                },
+            ]),
         }
     }
 }
@@ -525,6 +535,7 @@ host_methods! {
     Get = "get", [Dict], "the value of a key as an Opt, or get(k, default) the value or the default";
     Keys = "keys", [Dict], "the keys, in insertion order, an Arr";
     Values = "values", [Dict], "the values, in the keys' order, an Arr";
+    Items = "items", [Dict], "the (key, value) tuples, in insertion order, an Arr";
     Sort = "sort", [Arr], "sort the Arr in place, stably (on a var): numbers or Strs";
     Extend = "extend", [Arr], "append every element of another Arr (on a var)";
     IndexOf = "index_of", [Arr], "the index of the first element equal to a value, or -1";
@@ -622,6 +633,7 @@ pub fn recv_kind(ty: &Ty) -> Option<Recv> {
         | Ty::Bool
         | Ty::DType
         | Ty::Range
+        | Ty::Tuple(_)
         | Ty::Fn(..)
         | Ty::Struct(_) => None,
     }
@@ -665,6 +677,7 @@ pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
         (Ty::Dict(_, v), M::Remove) => Ty::Opt(v.clone()),
         (Ty::Dict(k, _), M::Keys) => Ty::Arr(k.clone()),
         (Ty::Dict(_, v), M::Values) => Ty::Arr(v.clone()),
+        (Ty::Dict(k, v), M::Items) => Ty::Arr(Box::new(Ty::Tuple(vec![(**k).clone(), (**v).clone()]))),
         (Ty::Arr(_), M::Len) => Ty::Int,
         (Ty::Arr(_), M::Contains) => Ty::Bool,
         (Ty::Arr(_), M::Join) => Ty::Str,

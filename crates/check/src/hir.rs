@@ -95,13 +95,15 @@ pub enum Member {
     /// A receiver of unknown type: a tensor field when the name is one,
     /// else a struct field found by its symbol.
     Dynamic(Sym, Option<TensorField>),
+    /// A tuple's element `t.0` (spec §10.1).
+    Elem(u32),
 }
 
 impl Member {
     pub fn sym(self) -> Option<Sym> {
         match self {
             Member::Offset(_, s) | Member::Dynamic(s, _) => Some(s),
-            Member::Tensor(_) => None,
+            Member::Tensor(_) | Member::Elem(_) => None,
         }
     }
 }
@@ -128,6 +130,8 @@ pub enum Pattern {
     Ok(Box<Pattern>),
     Err(Box<Pattern>),
     Some(Box<Pattern>),
+    /// `(p, q)`: a tuple of exactly that many elements (`()` is Unit).
+    Tuple(Box<[Pattern]>),
 }
 
 #[derive(Debug)]
@@ -155,6 +159,11 @@ pub enum ExprKind {
     /// `[k: v, …]` (spec §10.2): entries evaluated in order, key first.
     Dict(Box<[(Expr, Expr)]>),
     List(Vec<Expr>),
+    /// A tuple of one element or more (`()` is `Unit`).
+    Tuple(Box<[Expr]>),
+    /// The value, checked to be a tuple of this many elements: the head of
+    /// a destructuring declaration.
+    Destructure(Box<Expr>, u32),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),

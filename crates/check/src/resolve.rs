@@ -271,6 +271,17 @@ fn block_expr(mut stmts: Vec<hir::Stmt>, span: Span) -> hir::Expr {
     expr(H::Block(stmts), span)
 }
 
+/// The names a declaration's pattern binds, in order (`_` binds none).
+fn pattern_names<'p>(p: &'p ast::Pattern, out: &mut Vec<&'p str>) {
+    use ast::PatternKind as P;
+    match &p.kind {
+        P::Name(n) if n.name != "_" => out.push(&n.name),
+        P::Tuple(items) => items.iter().for_each(|p| pattern_names(p, out)),
+        P::Ctor { args, .. } => args.iter().for_each(|p| pattern_names(p, out)),
+        P::Name(_) | P::Int(_) | P::Float(_) | P::Str(_) | P::Bool(_) => {}
+    }
+}
+
 fn join(a: Ty, b: &Ty) -> Ty {
     if a == *b {
         a
@@ -296,6 +307,7 @@ fn dtype_input(t: &Ty) -> twill_tensor::ops::dtypes::Input {
         | Ty::Tape
         | Ty::Arr(_)
         | Ty::Dict(..)
+        | Ty::Tuple(_)
         | Ty::Res(..)
         | Ty::Opt(_)
         | Ty::Fn(..)
@@ -590,6 +602,13 @@ impl Pass<'_> {
         for s in stmts {
             match &s.kind {
                 StmtKind::Let { mutable, name, .. } => self.declare_global(&name.name, *mutable, None, false),
+                StmtKind::LetPattern { mutable, pattern, .. } => {
+                    let mut names = Vec::new();
+                    pattern_names(pattern, &mut names);
+                    for n in names {
+                        self.declare_global(n, *mutable, None, false);
+                    }
+                }
                 StmtKind::Fn(decl) => {
                     if let Some(name) = &decl.name {
                         let ty = self.fn_type(decl);
@@ -655,6 +674,8 @@ impl Pass<'_> {
 
     fn type_expr(&mut self, t: &ast::TypeExpr) -> Ty {
         match &t.kind {
+            ast::TypeKind::Tuple(items) if items.is_empty() => Ty::Unit,
+            ast::TypeKind::Tuple(items) => Ty::Tuple(items.iter().map(|t| self.type_expr(t)).collect()),
             ast::TypeKind::Fn { params, ret } => {
                 let ps = params.iter().map(|p| self.type_expr(p)).collect();
                 Ty::Fn(Some(ps), Box::new(self.type_expr(ret)))
@@ -742,7 +763,9 @@ impl Pass<'_> {
                                     }
                                 }
                             }
-                            ast::TypeKind::Named { .. } | ast::TypeKind::Fn { .. } => {
+                            ast::TypeKind::Named { .. }
+                            | ast::TypeKind::Fn { .. }
+                            | ast::TypeKind::Tuple(_) => {
                                 self.err(Diagnostic::error(a.span, "expected a dtype name"));
                                 Ty::Unknown
                             }
@@ -966,6 +989,15 @@ impl Pass<'_> {
                 });
                 Ty::Unit
             }
+            StmtKind::LetPattern {
+                mutable,
+                pattern,
+                value,
+            } => {
+                let (v, vty) = self.expr(value);
+                self.destructure(pattern, v, vty, *mutable, out);
+                Ty::Unit
+            }
             StmtKind::Assign { target, op, value } => {
                 self.assign(target, *op, value, s.span, out);
                 Ty::Unit
@@ -1139,7 +1171,10 @@ impl Pass<'_> {
             }
             A::Field { base, name } => {
                 let (root, mut path, _) = self.lvalue(base, what)?;
-                let member = Member::Dynamic(self.ck.intern(&name.name), None);
+                let member = match name.name.parse::<u32>() {
+                    Ok(i) => Member::Elem(i),
+                    Err(_) => Member::Dynamic(self.ck.intern(&name.name), None),
+                };
                 path.push(hir::PathElem::Field(member, name.span));
                 Some((root, path, Ty::Unknown))
             }
@@ -1346,6 +1381,7 @@ impl Pass<'_> {
             | Ty::Tape
             | Ty::Arr(_)
             | Ty::Dict(..)
+            | Ty::Tuple(_)
             | Ty::Res(..)
             | Ty::Opt(_)
             | Ty::Fn(..)
@@ -1402,6 +1438,11 @@ impl Pass<'_> {
             }
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
             A::Name(n) => self.name(n, span),
+            A::Tuple(items) if items.is_empty() => (H::Unit, Ty::Unit),
+            A::Tuple(items) => {
+                let (hs, tys): (Vec<_>, Vec<_>) = items.iter().map(|e| self.expr(e)).unzip();
+                (H::Tuple(hs.into_boxed_slice()), Ty::Tuple(tys))
+            }
             A::List(items) => {
                 // One pass, keeping only what decides the type (a 12 MB
                 // list literal holds no per-element types): the leaves,
@@ -1458,6 +1499,7 @@ impl Pass<'_> {
                     | Ty::Tape
                     | Ty::Arr(_)
                     | Ty::Dict(..)
+                    | Ty::Tuple(_)
                     | Ty::Res(..)
                     | Ty::Opt(_)
                     | Ty::Fn(..)
@@ -1494,6 +1536,11 @@ impl Pass<'_> {
             }
             A::Call { callee, args } => self.call(callee, args, span),
             A::MethodCall(m) => self.method(&m.receiver, &m.method, &m.args),
+            A::Field { base, name } if name.name.starts_with(|c: char| c.is_ascii_digit()) => {
+                let (h, t) = self.expr(base);
+                let (i, ty) = self.tuple_field(&t, name);
+                (H::Field(Box::new(h), Member::Elem(i)), ty)
+            }
             A::Field { base, name } => {
                 let (h, t) = self.expr(base);
                 let ty = self.field_type(&t, name);
@@ -1527,6 +1574,7 @@ impl Pass<'_> {
                     | Ty::Tape
                     | Ty::Res(..)
                     | Ty::Opt(_)
+                    | Ty::Tuple(_)
                     | Ty::Fn(..)
                     | Ty::Struct(_)) => {
                         self.err(
@@ -1571,6 +1619,7 @@ impl Pass<'_> {
                     | Ty::Tape
                     | Ty::Arr(_)
                     | Ty::Dict(..)
+                    | Ty::Tuple(_)
                     | Ty::Tensor(_)
                     | Ty::Fn(..)
                     | Ty::Struct(_)) => {
@@ -1636,6 +1685,7 @@ impl Pass<'_> {
                     | Ty::Tape
                     | Ty::Res(..)
                     | Ty::Opt(_)
+                    | Ty::Tuple(_)
                     | Ty::Fn(..)
                     | Ty::Struct(_)) => {
                         self.err(
@@ -1646,14 +1696,26 @@ impl Pass<'_> {
                     }
                 };
                 self.cur().scopes.push(Vec::new());
-                let slot = match self.declare_local(&var.name, el) {
+                let mut binds = Vec::new();
+                let slot = if let ast::PatternKind::Name(n) = &var.kind {
+                    self.declare_local(&n.name, el)
+                } else {
+                    let tmp = self.declare_local(" item", Ty::Unknown);
+                    self.destructure(var, expr(H::Load(tmp), var.span), el, false, &mut binds);
+                    tmp
+                };
+                let slot = match slot {
                     Var::Local(s) => s,
                     Var::Capture(_) | Var::Global(_) => 0,
                 };
                 self.cur().loop_depth += 1;
-                let (bs, _) = self.block(body);
+                let (mut bs, _) = self.block(body);
                 self.cur().loop_depth -= 1;
                 self.pop_scope();
+                if !binds.is_empty() {
+                    binds.append(&mut bs);
+                    bs = binds;
+                }
                 (
                     H::For {
                         slot,
@@ -1791,6 +1853,7 @@ impl Pass<'_> {
                     | Ty::Tape
                     | Ty::Arr(_)
                     | Ty::Dict(..)
+                    | Ty::Tuple(_)
                     | Ty::Tensor(None)
                     | Ty::Res(..)
                     | Ty::Opt(_)
@@ -1926,6 +1989,111 @@ impl Pass<'_> {
         }
     }
 
+    /// The element `t.0` of a tuple: its index, and its type.
+    // Every type but a tuple (and an unknown one) has no numbered fields.
+    #[allow(clippy::wildcard_enum_match_arm)]
+    fn tuple_field(&mut self, t: &Ty, name: &ast::Ident) -> (u32, Ty) {
+        let i = name.name.parse::<u32>().unwrap_or(u32::MAX);
+        let ty = match t {
+            Ty::Tuple(items) => match items.get(i as usize) {
+                Some(t) => t.clone(),
+                None => {
+                    let n = items.len();
+                    self.err(
+                        Diagnostic::error(name.span, format!("this tuple has no field `{}`", name.name))
+                            .with_label(format!(
+                                "the tuple `{t}` has {n} element{}",
+                                if n == 1 { "" } else { "s" }
+                            )),
+                    );
+                    Ty::Unknown
+                }
+            },
+            Ty::Unknown => Ty::Unknown,
+            other => {
+                self.err(
+                    Diagnostic::error(name.span, format!("a `{other}` has no field `{}`", name.name))
+                        .with_label("numbered fields belong to tuples"),
+                );
+                Ty::Unknown
+            }
+        };
+        (i, ty)
+    }
+
+    /// Binds the names of a `let`/`var`/`for` tuple pattern from `value`,
+    /// as statements into `out`: the value goes to a hidden local, checked
+    /// to be a tuple of the pattern's length (`Destructure`), and each name
+    /// is bound to its element. Only names, `_` and tuples may appear: a
+    /// declaration's pattern always matches.
+    // Every type but a tuple of the pattern's length (and an unknown one)
+    // is the same mismatch.
+    #[allow(clippy::wildcard_enum_match_arm)]
+    fn destructure(
+        &mut self,
+        p: &ast::Pattern,
+        value: hir::Expr,
+        ty: Ty,
+        mutable: bool,
+        out: &mut Vec<hir::Stmt>,
+    ) {
+        use ast::PatternKind as P;
+        match &p.kind {
+            P::Name(n) if n.name == "_" => out.push(hir::Stmt::Expr(value)),
+            P::Name(n) => {
+                self.binding_span = n.span;
+                let bind_ty = if mutable { Ty::Unknown } else { ty };
+                let var = self.declare(&n.name, mutable, bind_ty);
+                out.push(hir::Stmt::Let {
+                    var,
+                    value,
+                    check: None,
+                });
+            }
+            P::Tuple(items) => {
+                let n = items.len();
+                match &ty {
+                    Ty::Tuple(ts) if ts.len() == n => {}
+                    Ty::Unit if n == 0 => {}
+                    Ty::Unknown => {}
+                    other => self.err(
+                        Diagnostic::error(
+                            p.span,
+                            format!("this pattern is a tuple of {n}, but the value is `{other}`"),
+                        )
+                        .with_label(format!("the value is {other}")),
+                    ),
+                }
+                let span = value.span;
+                let len = u32::try_from(n).unwrap_or(u32::MAX);
+                let tmp = self.declare_local(" tuple", Ty::Unknown);
+                out.push(hir::Stmt::Let {
+                    var: tmp,
+                    value: expr(H::Destructure(Box::new(value), len), p.span),
+                    check: None,
+                });
+                for (i, item) in items.iter().enumerate() {
+                    let ity = match &ty {
+                        Ty::Tuple(ts) => ts.get(i).cloned().unwrap_or(Ty::Unknown),
+                        _ => Ty::Unknown,
+                    };
+                    let idx = u32::try_from(i).unwrap_or(u32::MAX);
+                    let elem = expr(
+                        H::Field(Box::new(expr(H::Load(tmp), span)), Member::Elem(idx)),
+                        item.span,
+                    );
+                    self.destructure(item, elem, ity, mutable, out);
+                }
+            }
+            P::Ctor { .. } | P::Int(_) | P::Float(_) | P::Str(_) | P::Bool(_) => {
+                self.err(
+                    Diagnostic::error(p.span, "a declaration's pattern is made of names, `_` and tuples")
+                        .with_note("use `match` for a pattern that may not match"),
+                );
+            }
+        }
+    }
+
     fn field_type(&mut self, t: &Ty, name: &ast::Ident) -> Ty {
         match t {
             Ty::Struct(def) => match def.field_index(&name.name) {
@@ -1968,6 +2136,7 @@ impl Pass<'_> {
             | Ty::Range
             | Ty::Arr(_)
             | Ty::Dict(..)
+            | Ty::Tuple(_)
             | Ty::Res(..)
             | Ty::Opt(_)
             | Ty::Fn(..)) => {
@@ -2046,6 +2215,7 @@ impl Pass<'_> {
             | Ty::Tape
             | Ty::Arr(_)
             | Ty::Dict(..)
+            | Ty::Tuple(_)
             | Ty::Res(..)
             | Ty::Opt(_)
             | Ty::Fn(..) => Member::Dynamic(sym, TensorField::from_name(name)),
@@ -2343,6 +2513,7 @@ impl Pass<'_> {
             | Ty::Tape
             | Ty::Arr(_)
             | Ty::Dict(..)
+            | Ty::Tuple(_)
             | Ty::Tensor(_)
             | Ty::Res(..)
             | Ty::Opt(_)
@@ -2695,6 +2866,24 @@ impl Pass<'_> {
                     mismatch(self, "a `Bool`");
                 }
                 hir::Pattern::Bool(*b)
+            }
+            P::Tuple(items) if items.is_empty() => {
+                if !matches!(ty, Ty::Unit | Ty::Unknown) {
+                    mismatch(self, "`()`");
+                }
+                hir::Pattern::Tuple(Box::new([]))
+            }
+            P::Tuple(items) => {
+                let n = items.len();
+                let tys: Vec<Ty> = if let Ty::Tuple(ts) = ty.clone().filter_len(n) {
+                    ts
+                } else {
+                    if ty.is_known() {
+                        mismatch(self, &format!("a tuple of {n}"));
+                    }
+                    vec![Ty::Unknown; n]
+                };
+                hir::Pattern::Tuple(items.iter().zip(&tys).map(|(p, t)| self.pattern(p, t)).collect())
             }
         }
     }

@@ -73,6 +73,8 @@ pub enum Ty {
     Arr(Box<Ty>),
     /// `Dict[K, V]` (spec §10.2).
     Dict(Box<Ty>, Box<Ty>),
+    /// `(A, B)` (spec §10.1), one element or more; `()` is `Unit`.
+    Tuple(Vec<Ty>),
     /// A tensor, with its dtype when known.
     Tensor(Option<DType>),
     Res(Box<Ty>, Box<Ty>),
@@ -93,6 +95,31 @@ impl Ty {
             *d
         } else {
             None
+        }
+    }
+
+    /// The type itself when it is a tuple of `n` elements; `Unknown`
+    /// otherwise.
+    pub fn filter_len(self, n: usize) -> Ty {
+        match self {
+            Ty::Tuple(ts) if ts.len() == n => Ty::Tuple(ts),
+            Ty::Unknown
+            | Ty::Unit
+            | Ty::Int
+            | Ty::F64
+            | Ty::Bool
+            | Ty::Str
+            | Ty::DType
+            | Ty::Range
+            | Ty::Tape
+            | Ty::Arr(_)
+            | Ty::Dict(..)
+            | Ty::Tuple(_)
+            | Ty::Tensor(_)
+            | Ty::Res(..)
+            | Ty::Opt(_)
+            | Ty::Fn(..)
+            | Ty::Struct(_) => Ty::Unknown,
         }
     }
 
@@ -123,6 +150,7 @@ impl Ty {
                 params_ok && ra.fits(rb)
             }
             (Ty::Struct(a), Ty::Struct(b)) => a.name == b.name,
+            (Ty::Tuple(a), Ty::Tuple(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.fits(b)),
             (a, b) => a == b,
         }
     }
@@ -142,6 +170,19 @@ impl fmt::Display for Ty {
             Ty::Tape => write!(f, "{}", TypeName::Tape),
             Ty::Arr(t) => write!(f, "{}[{t}]", TypeName::Arr),
             Ty::Dict(k, v) => write!(f, "{}[{k}, {v}]", TypeName::Dict),
+            Ty::Tuple(items) => {
+                write!(f, "(")?;
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                if items.len() == 1 {
+                    write!(f, ",")?;
+                }
+                write!(f, ")")
+            }
             Ty::Tensor(None) => write!(f, "{}", TypeName::Tensor),
             Ty::Tensor(Some(d)) => write!(f, "{}[{d}]", TypeName::Tensor),
             Ty::Res(a, b) => write!(f, "{}[{a}, {b}]", TypeName::Res),
@@ -180,6 +221,8 @@ pub enum RtType {
     Tape,
     Arr,
     Dict,
+    /// A tuple of this many elements.
+    Tuple(usize),
     Tensor(Option<DType>),
     Res,
     Opt,
@@ -204,6 +247,7 @@ impl RtType {
             Ty::Tape => RtType::Tape,
             Ty::Arr(_) => RtType::Arr,
             Ty::Dict(..) => RtType::Dict,
+            Ty::Tuple(items) => RtType::Tuple(items.len()),
             Ty::Tensor(d) => RtType::Tensor(*d),
             Ty::Res(..) => RtType::Res,
             Ty::Opt(_) => RtType::Opt,

@@ -298,6 +298,7 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
         | HostMethod::Get
         | HostMethod::Keys
         | HostMethod::Values
+        | HostMethod::Items
         | HostMethod::PadLeft
         | HostMethod::PadRight
         | HostMethod::Repeat
@@ -441,6 +442,28 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                 Ok(Value::Arr(Rc::new(out)))
             }
             a @ Value::Arr(_) => Ok(a),
+            t @ (Value::Tensor(_) | Value::Tracked(_)) => {
+                let Some(t) = t.as_tensor() else {
+                    return fail(span, "`arr` needs a tensor");
+                };
+                if t.shape().len() != 1 {
+                    return fail(
+                        span,
+                        format!("`arr` needs a rank-1 tensor, not one of shape {:?}", t.shape()),
+                    );
+                }
+                let mut out = Vec::new();
+                ops::reserve_arr(&mut out, t.shape()[0]).or_else(|f| fail_with(span, f))?;
+                out.extend(t.scalars().map(|s| match s {
+                    Scalar::I8(i) => Value::Int(i64::from(i)),
+                    Scalar::I32(i) => Value::Int(i64::from(i)),
+                    Scalar::Bool(b) => Value::Bool(b),
+                    Scalar::Bf16(_) | Scalar::F16(_) | Scalar::F32(_) | Scalar::F64(_) => {
+                        Value::F64(s.to_f64())
+                    }
+                }));
+                Ok(Value::Arr(Rc::new(out)))
+            }
             Value::Str(s) => {
                 let mut out = Vec::new();
                 ops::reserve_arr(&mut out, s.chars().count()).or_else(|f| fail_with(span, f))?;
@@ -960,7 +983,8 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::IndexOf
             | M::Get
             | M::Keys
-            | M::Values => unknown("Str"),
+            | M::Values
+            | M::Items => unknown("Str"),
         },
         (Value::Arr(items), Some(h)) => match h {
             M::Len => want(0).map(|_| Value::Int(items.len() as i64)),
@@ -1026,9 +1050,13 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Lines
             | M::Get
             | M::Keys
-            | M::Values => unknown("Arr"),
+            | M::Values
+            | M::Items => unknown("Arr"),
         },
-        (Value::Dict(d), Some(h @ (M::Len | M::Contains | M::Get | M::Keys | M::Values | M::Remove))) => {
+        (
+            Value::Dict(d),
+            Some(h @ (M::Len | M::Contains | M::Get | M::Keys | M::Values | M::Items | M::Remove)),
+        ) => {
             let key = |i: usize| DictKey::of(&argv[i]).or_else(|m| fail(span, m));
             match h {
                 M::Len => want(0).map(|_| Value::Int(d.len() as i64)),
@@ -1044,14 +1072,15 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                     2 => Ok(d.get(&key(0)?).cloned().unwrap_or_else(|| argv[1].clone())),
                     n => fail(span, format!("`get` takes 1 or 2 arguments, but {n} were given")),
                 },
-                M::Keys | M::Values => {
+                M::Keys | M::Values | M::Items => {
                     want(0)?;
                     let mut out = Vec::new();
                     ops::reserve_arr(&mut out, d.len()).or_else(|f| fail_with(span, f))?;
-                    out.extend(
-                        d.iter()
-                            .map(|(k, v)| if h == M::Keys { k.to_value() } else { v.clone() }),
-                    );
+                    out.extend(d.iter().map(|(k, v)| match h {
+                        M::Keys => k.to_value(),
+                        M::Values => v.clone(),
+                        _ => Value::Tuple(Rc::new(vec![k.to_value(), v.clone()])),
+                    }));
                     Ok(Value::Arr(Rc::new(out)))
                 }
                 _ => fail(
@@ -1148,10 +1177,15 @@ pub(crate) fn field(cx: &dyn Cx, base: &Value, member: Member, span: Span) -> R<
                 TensorField::names().join(", ")
             ),
         ),
+        (Value::Tuple(items), Member::Elem(i)) => match items.get(i as usize) {
+            Some(v) => Ok(v.clone()),
+            None => fail(span, format!("a tuple of {} has no field `{i}`", items.len())),
+        },
         (other, m) => {
             let name = match m {
                 Member::Tensor(f) => Rc::from(f.name()),
                 Member::Offset(_, sym) | Member::Dynamic(sym, _) => cx.sym_name(sym),
+                Member::Elem(i) => Rc::from(i.to_string()),
             };
             fail(span, format!("a `{}` has no field `{name}`", other.type_name()))
         }

@@ -372,6 +372,8 @@ fn writes_locals(e: &hir::Expr) -> bool {
                 })
         }
         H::List(items) => items.iter().any(writes_locals),
+        H::Tuple(items) => items.iter().any(writes_locals),
+        H::Destructure(a, _) => writes_locals(a),
         H::Dict(entries) => entries.iter().any(|(k, v)| writes_locals(k) || writes_locals(v)),
         H::Try(_)
         | H::TryTop(_)

@@ -308,6 +308,27 @@ impl Interp {
             H::NoneValue => Ok(Value::None),
             H::SelfFn => Ok(f.this.map(|c| Value::Func(c.clone())).unwrap_or(Value::Unit)),
             H::List(items) => self.eval_list(items, f, e.span),
+            H::Tuple(items) => {
+                let mut vs = Vec::with_capacity(items.len());
+                for it in items.iter() {
+                    vs.push(self.eval(it, f)?);
+                }
+                Ok(Value::Tuple(Rc::new(vs)))
+            }
+            H::Destructure(value, n) => {
+                let v = self.eval(value, f)?;
+                match &v {
+                    Value::Tuple(items) if items.len() == *n as usize => Ok(v),
+                    Value::Unit if *n == 0 => Ok(v),
+                    other => fail(
+                        e.span,
+                        format!(
+                            "this pattern is a tuple of {n}, but the value is `{}`",
+                            other.type_name()
+                        ),
+                    ),
+                }
+            }
             H::Dict(entries) => {
                 let mut d = crate::value::DictVal::default();
                 for (k, v) in entries.iter() {
@@ -1300,6 +1321,10 @@ impl Interp {
             (Pattern::Ok(p), Value::Ok(x))
             | (Pattern::Err(p), Value::Err(x))
             | (Pattern::Some(p), Value::Some(x)) => self.bind(p, x, f),
+            (Pattern::Tuple(ps), Value::Tuple(xs)) => {
+                ps.len() == xs.len() && ps.iter().zip(xs.iter()).all(|(p, x)| self.bind(p, x, f))
+            }
+            (Pattern::Tuple(ps), Value::Unit) => ps.is_empty(),
             _ => false,
         }
     }
@@ -1701,17 +1726,30 @@ fn child_mut<'v>(
             )),
         },
         Key::Field(member, span) => {
-            let name = |syms: &[Rc<str>]| match member.sym() {
-                Some(s) => syms.get(s.0 as usize).cloned().unwrap_or_else(|| Rc::from("?")),
-                None => Rc::from("?"),
+            let name = |syms: &[Rc<str>]| match (member.sym(), member) {
+                (Some(s), _) => syms.get(s.0 as usize).cloned().unwrap_or_else(|| Rc::from("?")),
+                (None, Member::Elem(i)) => Rc::from(i.to_string()),
+                (None, _) => Rc::from("?"),
             };
             match place {
+                Value::Tuple(rc) => {
+                    let items = Rc::make_mut(rc);
+                    let n = items.len();
+                    match member {
+                        Member::Elem(i) if (*i as usize) < n => Ok(&mut items[*i as usize]),
+                        _ => Err((
+                            ErrorKind::Invalid,
+                            format!("a tuple of {n} has no field `{}`", name(symbols)),
+                            *span,
+                        )),
+                    }
+                }
                 Value::Struct(rc) => {
                     let s = Rc::make_mut(rc);
                     let offset = match member {
                         Member::Offset(i, _) if (*i as usize) < s.fields.len() => Some(*i as usize),
                         Member::Offset(_, sym) | Member::Dynamic(sym, _) => s.def.field_offset(*sym),
-                        Member::Tensor(_) => None,
+                        Member::Tensor(_) | Member::Elem(_) => None,
                     };
                     match offset {
                         Some(i) => Ok(&mut s.fields[i]),
@@ -1754,6 +1792,7 @@ pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> 
         | (RtType::Opt, Value::Some(_) | Value::None)
         | (RtType::Fn, Value::Func(_)) => true,
         (RtType::Struct(n), Value::Struct(s)) => *s.def.name == **n,
+        (RtType::Tuple(n), Value::Tuple(items)) => items.len() == *n,
         (RtType::Tensor(None), Value::Tensor(_) | Value::Tracked(_)) => true,
         (RtType::Tensor(Some(d)), t @ (Value::Tensor(_) | Value::Tracked(_))) => {
             t.as_tensor().is_some_and(|t| t.dtype() == *d)
@@ -1778,6 +1817,7 @@ fn rt_name(rt: &RtType) -> String {
         RtType::Tape => "Tape".into(),
         RtType::Arr => "Arr".into(),
         RtType::Dict => "Dict".into(),
+        RtType::Tuple(n) => format!("tuple of {n}"),
         RtType::Tensor(None) => "Tensor".into(),
         RtType::Tensor(Some(d)) => format!("Tensor[{d}]"),
         RtType::Res => "Res".into(),

@@ -318,6 +318,13 @@ pub(crate) fn sort_order(a: &Value, b: &Value) -> std::cmp::Ordering {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
         (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        // Tuples in order of their first unequal element, then by length.
+        (Value::Tuple(x), Value::Tuple(y)) => x
+            .iter()
+            .zip(y.iter())
+            .map(|(p, q)| sort_order(p, q))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.len().cmp(&y.len())),
         _ => match (num(a), num(b)) {
             (Some(x), Some(y)) => match (x.is_nan(), y.is_nan()) {
                 (true, true) => Ordering::Equal,
@@ -330,28 +337,32 @@ pub(crate) fn sort_order(a: &Value, b: &Value) -> std::cmp::Ordering {
     }
 }
 
-/// Whether the items can be sorted: all numbers, or all Strs.
+/// Whether the items can be sorted: all numbers, all Strs, or all tuples
+/// of those (spec §10.7).
 // As for `sort_order`.
 #[allow(clippy::wildcard_enum_match_arm)]
 pub(crate) fn sortable(items: &[Value]) -> Result<(), Failure> {
-    let kind = |v: &Value| match v {
-        Value::Int(_) | Value::F64(_) => Some(0),
-        Value::Str(_) => Some(1),
-        _ => None,
-    };
+    fn kind(v: &Value) -> Option<u8> {
+        match v {
+            Value::Int(_) | Value::F64(_) => Some(0),
+            Value::Str(_) => Some(1),
+            Value::Tuple(xs) if xs.iter().all(|x| kind(x).is_some()) => Some(2),
+            _ => None,
+        }
+    }
     let Some(first) = items.first() else {
         return Ok(());
     };
     for v in items {
         if kind(v).is_none() {
             return Err(Failure::from(format!(
-                "cannot sort an Arr holding a `{}`: only numbers, or only Strs",
+                "cannot sort an Arr holding a `{}`: only numbers, only Strs, or only tuples of those",
                 v.type_name()
             )));
         }
         if kind(v) != kind(first) {
             return Err(Failure::from(format!(
-                "cannot sort an Arr holding `{}` and `{}`: only numbers, or only Strs",
+                "cannot sort an Arr holding `{}` and `{}`: only numbers, only Strs, or only tuples of those",
                 first.type_name(),
                 v.type_name()
             )));
@@ -378,6 +389,9 @@ pub fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
         }
         (Value::Range(x), Value::Range(y)) => x == y,
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
+        }
         // The same keys with equal values, in any order (Python's).
         (Value::Dict(x), Value::Dict(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))

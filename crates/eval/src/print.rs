@@ -46,6 +46,7 @@ pub fn format_value(v: &Value, spec: &Spec) -> Result<String, String> {
         | Value::Bool(_)
         | Value::DType(_)
         | Value::Arr(_)
+        | Value::Tuple(_)
         | Value::Dict(_)
         | Value::Range(_)
         | Value::Func(_)
@@ -98,6 +99,19 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
                 write_value(out, it, depth + 1);
             }
             out.push(']');
+        }
+        Value::Tuple(items) => {
+            out.push('(');
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, it, depth + 1);
+            }
+            if items.len() == 1 {
+                out.push(',');
+            }
+            out.push(')');
         }
         Value::Dict(d) => {
             if d.is_empty() {

@@ -28,6 +28,8 @@ pub enum Value {
     Str(Rc<String>),
     DType(DType),
     Arr(Rc<Vec<Value>>),
+    /// A tuple of one element or more (spec §10.1); `()` is `Unit`.
+    Tuple(Rc<Vec<Value>>),
     /// An insertion-ordered map (spec §10.2), copied on write like `Arr`.
     Dict(Rc<DictVal>),
     Range(Rc<RangeVal>),
@@ -242,6 +244,11 @@ impl Value {
             Value::DType(_) => "DType".into(),
             Value::Arr(_) => "Arr".into(),
             Value::Dict(_) => "Dict".into(),
+            Value::Tuple(items) => {
+                let names: Vec<String> = items.iter().map(Value::type_name).collect();
+                let comma = if names.len() == 1 { "," } else { "" };
+                format!("({}{comma})", names.join(", "))
+            }
             Value::Range(_) => "Range".into(),
             Value::Func(_) => "Fn".into(),
             Value::Ok(_) | Value::Err(_) => "Res".into(),

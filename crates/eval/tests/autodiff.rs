@@ -596,10 +596,10 @@ print(vj.shape, (vj - einsum("ik,ikj->j", ct, J)).abs().max().item() < 0.0000000
 print((jvp(fn(x) { A @ x }, x, v) == A @ v).all().item(), (vjp(fn(x) { A @ x }, x, v) == v @ A).all().item())
 let jvs = jvp(fn(p) { p[0] * p[1] }, [x, v], [v, x])
 print((jvs == v * v + x * x).all().item())
-# value_and_grad: [value, gradient].
+# value_and_grad: (value, gradient).
 print(value_and_grad(fn(x) { (x ** 3).sum() }, tensor([1.0, 2.0])))
 let vg = value_and_grad(fn(p) { (p[0] * p[1]).sum() }, [x, v])
-print(vg[0], vg[1][0], vg[1][1])
+print(vg.0, vg.1[0], vg.1[1])
 "##;
     let want = "\
 [[6, 0],
@@ -617,7 +617,7 @@ true true
 [3] true
 true true
 true
-[9, [3, 12]]
+(9, [3, 12])
 5.35 [0.5, -1, 2] [0.3, -1.2, 2]
 ";
     assert_eq!(run(src), Ok(want.to_string()));
@@ -716,9 +716,9 @@ let loss = fn(p) {
     ((out - y) ** 2).mean()
 }
 let vg = value_and_grad(loss, [w1, b1, w2, b2, w3, b3, x])
-dump("loss", vg[0])
+dump("loss", vg.0)
 let names = ["dw1", "db1", "dw2", "db2", "dw3", "db3", "dx"]
-for i in range(7) { dump(names[i], vg[1][i]) }
+for i in range(7) { dump(names[i], vg.1[i]) }
 "##
         }
         "softmax_ce" => {
@@ -726,10 +726,10 @@ for i in range(7) { dump(names[i], vg[1][i]) }
 let onehot = eye(4).index_select(0, labels)
 let loss = fn(p) { -(onehot * (p[2] @ p[0] + p[1]).log_softmax()).sum(axis=1).mean() }
 let vg = value_and_grad(loss, [w, b, x])
-dump("loss", vg[0])
-dump("dw", vg[1][0])
-dump("db", vg[1][1])
-dump("dx", vg[1][2])
+dump("loss", vg.0)
+dump("dw", vg.1[0])
+dump("db", vg.1[1])
+dump("dx", vg.1[2])
 "##
         }
         "convnet" => {
@@ -740,9 +740,9 @@ let loss = fn(p) {
     linear(h.mean(axis=[2, 3]), p[2], p[3]).logsumexp(axis=1).mean()
 }
 let vg = value_and_grad(loss, [k1, k2, w, b, x])
-dump("loss", vg[0])
+dump("loss", vg.0)
 let names = ["dk1", "dk2", "dw", "db", "dx"]
-for i in range(5) { dump(names[i], vg[1][i]) }
+for i in range(5) { dump(names[i], vg.1[i]) }
 "##
         }
         "hessian_poly" => {

@@ -35,6 +35,13 @@ pub enum StmtKind {
         ty: Option<Box<TypeExpr>>,
         value: Expr,
     },
+    /// `let (a, b) = e` / `var (x, y) = e` (spec §10.1): a tuple pattern
+    /// bound from a value.
+    LetPattern {
+        mutable: bool,
+        pattern: Box<Pattern>,
+        value: Expr,
+    },
     /// `target = value` or, with `op`, `target op= value`.
     Assign {
         target: Box<Expr>,
@@ -62,6 +69,8 @@ pub struct StructDecl {
 pub struct Param {
     pub name: Ident,
     pub ty: Option<TypeExpr>,
+    /// `= e` (spec §10.5): evaluated at each call that omits the argument.
+    pub default: Option<Expr>,
 }
 
 /// A named function (`fn f(a) { … }`) or an anonymous one (`fn(a) { … }`).
@@ -95,6 +104,8 @@ pub enum TypeKind {
         params: Vec<TypeExpr>,
         ret: Box<TypeExpr>,
     },
+    /// `(A, B)`, `(A,)`; `()` is Unit.
+    Tuple(Vec<TypeExpr>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,7 +207,7 @@ impl ExprKind {
             | ExprKind::Bool(_)
             | ExprKind::Name(_)
             | ExprKind::Error => 0,
-            ExprKind::List(items) => items.iter().map(of).max().unwrap_or(0),
+            ExprKind::List(items) | ExprKind::Tuple(items) => items.iter().map(of).max().unwrap_or(0),
             ExprKind::Dict(entries) => entries
                 .iter()
                 .map(|(k, v)| k.depth.max(v.depth))
@@ -257,7 +268,9 @@ impl Stmt {
     /// The depth of its deepest expression.
     pub fn depth(&self) -> u32 {
         match &self.kind {
-            StmtKind::Let { value, .. } | StmtKind::Expr(value) => value.depth,
+            StmtKind::Let { value, .. } | StmtKind::LetPattern { value, .. } | StmtKind::Expr(value) => {
+                value.depth
+            }
             StmtKind::Assign { target, value, .. } => target.depth.max(value.depth),
             StmtKind::Fn(f) => f.body.depth(),
             StmtKind::Return(e) => e.as_ref().map_or(0, |e| e.depth),
@@ -323,6 +336,8 @@ pub enum PatternKind {
     Float(f64),
     Str(String),
     Bool(bool),
+    /// `(p, q)`, `(p,)`, `()`.
+    Tuple(Vec<Pattern>),
 }
 
 /// A piece of an f-string: literal text, or a field (a value and the text
@@ -347,6 +362,8 @@ pub enum ExprKind {
     Name(String),
     /// `[a, b, …]`: a tensor literal or an `Arr`, decided by its elements.
     List(Vec<Expr>),
+    /// `(a, b)`, `(a,)` (spec §10.1); `()` is `Tuple([])`, the Unit value.
+    Tuple(Vec<Expr>),
     /// `[k: v, …]`, or `[:]` (spec §10.2).
     Dict(Box<[(Expr, Expr)]>),
     Neg(Box<Expr>),
@@ -378,7 +395,7 @@ pub enum ExprKind {
         body: Box<Block>,
     },
     For {
-        var: Box<Ident>,
+        var: Box<Pattern>,
         iter: Box<Expr>,
         body: Box<Block>,
     },

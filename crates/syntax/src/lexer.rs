@@ -422,8 +422,12 @@ pub struct Lexer<'a> {
     pub joined_lines: Vec<(usize, Span)>,
     pub stopped: Option<Stop>,
     done: bool,
-    /// The rest of an f-string's tokens, scanned at its `f"`.
+    /// The rest of an f-string's tokens, scanned at its `f"`, or of a
+    /// float literal split after a `.` (`t.0.1`).
     fstring: std::collections::VecDeque<Spanned>,
+    /// Whether the last raw token was a `.`: then `0.1` is two tuple
+    /// fields (spec §10.1), not a float.
+    after_dot: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -445,6 +449,7 @@ impl<'a> Lexer<'a> {
             stopped: None,
             done: false,
             fstring: std::collections::VecDeque::new(),
+            after_dot: false,
         }
     }
 
@@ -467,6 +472,24 @@ impl<'a> Lexer<'a> {
         let res = self.raw.next()?;
         let span = self.raw.span();
         let slice = self.raw.slice();
+        let after_dot = std::mem::replace(&mut self.after_dot, matches!(res, Ok(Raw::Dot)));
+        if let (Ok(Raw::Float), true) = (&res, after_dot) {
+            // `t.0.1` is the field 1 of the field 0: the digits on each side
+            // of this `.` are two integer tokens.
+            if let Some(dot) = slice.find('.').filter(|_| {
+                slice
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'.' || b == b'_')
+            }) {
+                let at = span.start + dot;
+                let (first, second) = (&slice[..dot], &slice[dot + 1..]);
+                let tok = decode(Raw::DecInt, first, self.file, span.start, &mut self.errors);
+                let rest = decode(Raw::DecInt, second, self.file, at + 1, &mut self.errors);
+                self.fstring.push_back((at, Tok::Dot, at + 1));
+                self.fstring.push_back((at + 1, rest, span.end));
+                return Some((span.start, tok, at));
+            }
+        }
         if let Ok(Raw::FStrStart) = res {
             let end = self.scan_fstring(span.start);
             self.raw.bump(end - span.end);

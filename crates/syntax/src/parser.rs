@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use lalrpop_util::{ErrorRecovery, ParseError};
 
-use crate::ast::{Expr, ExprKind, Program, MAX_EXPR_DEPTH};
+use crate::ast::{Expr, ExprKind, Ident, Pattern, PatternKind, Program, StmtKind, MAX_EXPR_DEPTH};
 use crate::diagnostic::Diagnostic;
 use crate::lexer::{Lexer, Stop, Tok, MAX_ERRORS, MAX_NESTING};
 use crate::span::{FileId, Span};
@@ -244,6 +244,62 @@ pub(crate) fn binary(
     too_deep: &Cell<Option<Span>>,
 ) -> Expr {
     node(ExprKind::Binary(op, Box::new(a), Box::new(b)), span, too_deep)
+}
+
+/// `target = value`, or `var (x, y) = value` (spec §10.1), which the
+/// grammar reads as an assignment to the call `var(x, y)`: a call of `var`
+/// whose arguments are all patterns becomes that declaration.
+pub(crate) fn assign(target: Expr, value: Expr) -> StmtKind {
+    if let ExprKind::Call { callee, args } = &target.kind {
+        if matches!(&callee.kind, ExprKind::Name(n) if n == "var") {
+            let items: Option<Vec<Pattern>> = args
+                .iter()
+                .map(|a| {
+                    if a.name.is_none() {
+                        as_pattern(&a.value)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            if let Some(items) = items {
+                let span = Span::new(
+                    target.span.file,
+                    callee.span.end as usize,
+                    target.span.end as usize,
+                );
+                return StmtKind::LetPattern {
+                    mutable: true,
+                    pattern: Box::new(Pattern {
+                        kind: PatternKind::Tuple(items),
+                        span,
+                    }),
+                    value,
+                };
+            }
+        }
+    }
+    StmtKind::Assign {
+        target: Box::new(target),
+        op: None,
+        value,
+    }
+}
+
+/// The pattern an expression spells, when it spells one: a name or a
+/// tuple of patterns.
+fn as_pattern(e: &Expr) -> Option<Pattern> {
+    // Every other expression is not a declaration's pattern.
+    #[allow(clippy::wildcard_enum_match_arm)]
+    let kind = match &e.kind {
+        ExprKind::Name(n) => PatternKind::Name(Ident {
+            name: n.clone(),
+            span: e.span,
+        }),
+        ExprKind::Tuple(items) => PatternKind::Tuple(items.iter().map(as_pattern).collect::<Option<_>>()?),
+        _ => return None,
+    };
+    Some(Pattern { kind, span: e.span })
 }
 
 /// A call whose callee is a field access is a method call: `x.sum(axis=0)`.

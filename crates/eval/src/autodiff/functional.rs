@@ -204,7 +204,7 @@ pub(crate) fn autodiff_builtin(cx: &mut dyn Cx, b: Autodiff, argv: Vec<Value>, s
         Autodiff::Grad => Ok(grad_of(cx, &arg(0), &arg(1), "grad", span)?.1),
         Autodiff::ValueAndGrad => {
             let (v, g) = grad_of(cx, &arg(0), &arg(1), "value_and_grad", span)?;
-            Ok(arr(vec![v, g]))
+            Ok(Value::Tuple(Rc::new(vec![v, g])))
         }
         Autodiff::Vjp => {
             let (tp, y) = record_call(cx, &arg(0), &arg(1), "vjp", span)?;
