@@ -56,6 +56,21 @@ pub struct MethodCall {
 
 /// A method that mutates its receiver in place (`a.push(v)` on a `var`).
 #[derive(Debug)]
+pub struct CallKw {
+    pub callee: Expr,
+    pub args: Box<[Expr]>,
+    /// Name, the name's span, value; in the order written.
+    pub keywords: Box<[(Rc<str>, Span, Expr)]>,
+}
+
+#[derive(Debug)]
+pub struct DefaultArg {
+    pub slot: u32,
+    pub value: Expr,
+    pub check: Option<RtType>,
+}
+
+#[derive(Debug)]
 pub struct MutMethod {
     pub root: Var,
     pub path: Vec<PathElem>,
@@ -164,6 +179,11 @@ pub enum ExprKind {
     /// The value, checked to be a tuple of this many elements: the head of
     /// a destructuring declaration.
     Destructure(Box<Expr>, u32),
+    /// A call with keyword arguments (spec §10.5).
+    CallKw(Box<CallKw>),
+    /// The first statements of a function with defaults: when the
+    /// argument in this local was not given, its default.
+    DefaultArg(Box<DefaultArg>),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
@@ -232,6 +252,9 @@ pub enum Stmt {
 pub struct Function {
     pub name: Rc<str>,
     pub params: Vec<(Rc<str>, Option<RtType>)>,
+    /// The parameters before the first with a default: a call gives at
+    /// least these.
+    pub required: u32,
     pub ret: Option<RtType>,
     /// Frame size: parameters first, then every other local.
     pub num_locals: u32,

@@ -22,7 +22,7 @@ use crate::builtins::{
 };
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
 use crate::suggest;
-use crate::types::{RtType, Ty, TypeName};
+use crate::types::{RtType, Sig, Ty, TypeName};
 
 /// Deepest expression nesting the checker follows before giving up with an
 /// error instead of exhausting the stack.
@@ -61,6 +61,12 @@ pub struct Checker {
     /// Interned names (struct fields, methods), indexed by `Sym`.
     symbols: Vec<Rc<str>>,
     sym_ids: HashMap<Rc<str>, Sym>,
+}
+
+/// What a user call calls: a global function by slot, or a value.
+enum Target {
+    Global(u32),
+    Value(hir::Expr),
 }
 
 /// A checked call argument before it is bound to a parameter slot.
@@ -544,6 +550,7 @@ impl Pass<'_> {
             main: hir::Function {
                 name: "<main>".into(),
                 params: Vec::new(),
+                required: 0,
                 ret: None,
                 num_locals: main.num_locals,
                 body: expr(H::Block(stmts), Span::default()),
@@ -669,7 +676,19 @@ impl Pass<'_> {
             .as_ref()
             .map(|t| self.type_expr(t))
             .unwrap_or(Ty::Unknown);
-        Ty::Fn(Some(params), Box::new(ret))
+        let sig = Sig {
+            names: decl
+                .params
+                .iter()
+                .map(|p| Rc::from(p.name.name.as_str()))
+                .collect(),
+            required: decl
+                .params
+                .iter()
+                .position(|p| p.default.is_some())
+                .unwrap_or(decl.params.len()),
+        };
+        Ty::Fn(Some(params), Box::new(ret), Some(Rc::new(sig)))
     }
 
     fn type_expr(&mut self, t: &ast::TypeExpr) -> Ty {
@@ -678,7 +697,7 @@ impl Pass<'_> {
             ast::TypeKind::Tuple(items) => Ty::Tuple(items.iter().map(|t| self.type_expr(t)).collect()),
             ast::TypeKind::Fn { params, ret } => {
                 let ps = params.iter().map(|p| self.type_expr(p)).collect();
-                Ty::Fn(Some(ps), Box::new(self.type_expr(ret)))
+                Ty::Fn(Some(ps), Box::new(self.type_expr(ret)), None)
             }
             ast::TypeKind::Named { name, args } => {
                 let n = name.name.as_str();
@@ -1240,7 +1259,16 @@ impl Pass<'_> {
             self.declare(&p.name.name, false, ty.clone().unwrap_or(Ty::Unknown));
             params.push((p.name.name.as_str().into(), ty.as_ref().map(RtType::from_ty)));
         }
-        let (stmts, body_ty) = self.block(&decl.body);
+        let defaults = self.defaults(decl, &params);
+        let (mut stmts, body_ty) = self.block(&decl.body);
+        if !defaults.is_empty() {
+            stmts.splice(0..0, defaults);
+        }
+        let required = decl
+            .params
+            .iter()
+            .position(|p| p.default.is_some())
+            .unwrap_or(decl.params.len());
         let ctx = self.fns.pop();
         let ret = ctx.as_ref().and_then(|c| c.ret.clone());
         if let Some(ret) = &ret {
@@ -1267,11 +1295,78 @@ impl Pass<'_> {
         hir::Function {
             name: name.into(),
             params,
+            required: u32::try_from(required).unwrap_or(u32::MAX),
             ret: ret.as_ref().map(RtType::from_ty),
             num_locals: ctx.map(|c| c.num_locals).unwrap_or(0),
             body: block_expr(stmts, decl.body.span),
             span: decl.span,
         }
+    }
+
+    /// The statements that fill the defaults of a function's parameters
+    /// (spec §10.5). A default is resolved in the function's defining
+    /// scope: the parameters are hidden from it (renamed while it is
+    /// resolved), so `fn f(lr = lr)` reads the `lr` outside. A parameter
+    /// without a default after one with a default is an error.
+    fn defaults(&mut self, decl: &ast::FnDecl, params: &[(Rc<str>, Option<RtType>)]) -> Vec<hir::Stmt> {
+        let mut out = Vec::new();
+        let mut after_default = false;
+        for (i, p) in decl.params.iter().enumerate() {
+            let Some(d) = &p.default else {
+                if after_default {
+                    self.err(
+                        Diagnostic::error(
+                            p.name.span,
+                            format!(
+                                "parameter `{}` needs a default: it follows one with a default",
+                                p.name.name
+                            ),
+                        )
+                        .with_label("no default"),
+                    );
+                }
+                continue;
+            };
+            after_default = true;
+            let hide = |this: &mut Self, on: bool| {
+                if let Some(scope) = this.cur().scopes.last_mut() {
+                    for l in scope.iter_mut() {
+                        if on {
+                            l.name.insert(0, '\u{1}');
+                        } else if l.name.starts_with('\u{1}') {
+                            l.name.remove(0);
+                        }
+                    }
+                }
+            };
+            hide(self, true);
+            let (value, vty) = self.expr(d);
+            hide(self, false);
+            let check = params.get(i).and_then(|(_, rt)| rt.clone());
+            if let Some(ann) = p.ty.as_ref().map(|t| self.type_expr(t)) {
+                if !vty.fits(&ann) {
+                    self.err(
+                        Diagnostic::error(
+                            d.span,
+                            format!(
+                                "parameter `{}` is `{ann}` but its default is `{vty}`",
+                                p.name.name
+                            ),
+                        )
+                        .with_label(format!("this is {vty}")),
+                    );
+                }
+            }
+            out.push(hir::Stmt::Expr(expr(
+                H::DefaultArg(Box::new(hir::DefaultArg {
+                    slot: u32::try_from(i).unwrap_or(u32::MAX),
+                    value,
+                    check,
+                })),
+                d.span,
+            )));
+        }
+        out
     }
 
     // --------------------------------------------------------- expressions
@@ -1966,12 +2061,10 @@ impl Pass<'_> {
                 span,
             );
         }
+        // An unknown operand may be a tensor, and then `==` is elementwise:
+        // the result is unknown too.
         if !a.is_known() || !b.is_known() {
-            return if matches!(op, BinOp::Eq | BinOp::Ne) {
-                Ty::Bool
-            } else {
-                Ty::Unknown
-            };
+            return Ty::Unknown;
         }
         match host_binop(op, a, b) {
             Some(t) => t,
@@ -2257,31 +2350,17 @@ impl Pass<'_> {
         if let A::Name(n) = &callee.kind {
             match self.lookup(n) {
                 Some(Found::Var { var, ty, .. }) => {
-                    let (hargs, tys) = self.positional_only(args, &format!("`{n}`"));
                     let arity = self.global_arity(n, var).or(ty.param_count());
-                    if let Some(k) = arity {
-                        if k != hargs.len() {
-                            self.arity_error(span, n, k.to_string(), hargs.len());
-                        }
-                    }
-                    let ret = self.call_result(&ty, &tys, span, n);
-                    return match var {
-                        Var::Global(slot) => (H::CallGlobal(slot, hargs.into()), ret),
-                        v @ (Var::Local(_) | Var::Capture(_)) => (
-                            H::Call(Box::new(expr(H::Load(v), callee.span)), hargs.into()),
-                            ret,
-                        ),
+                    let target = match var {
+                        Var::Global(slot) => Target::Global(slot),
+                        v @ (Var::Local(_) | Var::Capture(_)) => Target::Value(expr(H::Load(v), callee.span)),
                     };
+                    return self.user_call(target, callee.span, &ty, arity, args, span, n);
                 }
                 Some(Found::SelfFn(ty)) => {
-                    let (hargs, tys) = self.positional_only(args, &format!("`{n}`"));
-                    if let Ty::Fn(Some(ps), _) = &ty {
-                        if ps.len() != hargs.len() {
-                            self.arity_error(span, n, ps.len().to_string(), hargs.len());
-                        }
-                    }
-                    let ret = self.call_result(&ty, &tys, span, n);
-                    return (H::Call(Box::new(expr(H::SelfFn, callee.span)), hargs.into()), ret);
+                    let arity = ty.param_count();
+                    let target = Target::Value(expr(H::SelfFn, callee.span));
+                    return self.user_call(target, callee.span, &ty, arity, args, span, n);
                 }
                 None => {}
             }
@@ -2430,9 +2509,138 @@ impl Pass<'_> {
             return (H::Unit, Ty::Unknown);
         }
         let (ch, cty) = self.expr(callee);
-        let (hargs, tys) = self.positional_only(args, "a function value");
-        let ret = self.call_result(&cty, &tys, span, "this value");
-        (H::Call(Box::new(ch), hargs.into()), ret)
+        let arity = cty.param_count();
+        self.user_call(
+            Target::Value(ch),
+            callee.span,
+            &cty,
+            arity,
+            args,
+            span,
+            "this value",
+        )
+    }
+
+    /// A call of a user function or a function value (spec §10.5):
+    /// positional arguments, then keywords. With the callee's signature
+    /// known, an unknown, repeated or missing argument is a static error;
+    /// the call is `CallKw` when it has keywords (the evaluator binds them
+    /// by name, in the order written) and a plain call otherwise, where
+    /// the callee fills the defaults of the arguments not given.
+    #[allow(clippy::too_many_arguments)]
+    fn user_call(
+        &mut self,
+        target: Target,
+        callee_span: Span,
+        ty: &Ty,
+        arity: Option<usize>,
+        args: &[ast::Arg],
+        span: Span,
+        name: &str,
+    ) -> (H, Ty) {
+        let mut pos = Vec::with_capacity(args.len());
+        let mut tys = Vec::with_capacity(args.len());
+        let mut kws: Vec<(Rc<str>, Span, hir::Expr, Ty)> = Vec::new();
+        for a in args {
+            let (h, t) = self.expr(&a.value);
+            match &a.name {
+                Some(k) => kws.push((Rc::from(k.name.as_str()), k.span, h, t)),
+                None => {
+                    if !kws.is_empty() {
+                        self.err(Diagnostic::error(
+                            a.value.span,
+                            "a positional argument cannot follow a keyword argument",
+                        ));
+                    }
+                    pos.push(h);
+                    tys.push(t);
+                }
+            }
+        }
+        let sig = if let Ty::Fn(_, _, Some(sig)) = ty {
+            Some(sig.clone())
+        } else {
+            None
+        };
+        match (&sig, arity) {
+            (Some(sig), _) => {
+                if pos.len() > sig.names.len() || (kws.is_empty() && !sig.accepts(pos.len())) {
+                    self.arity_error(span, name, sig.arity_text(), pos.len());
+                } else {
+                    tys.resize(sig.names.len(), Ty::Unknown);
+                    let mut given: Vec<bool> = (0..sig.names.len()).map(|i| i < pos.len()).collect();
+                    for (k, kspan, _, t) in &kws {
+                        match sig.names.iter().position(|n| n == k) {
+                            None => {
+                                let help = self
+                                    .showing()
+                                    .then(|| suggest::did_you_mean(k, sig.names.iter().map(|n| &**n)))
+                                    .flatten();
+                                self.err(
+                                    Diagnostic::error(*kspan, format!("`{name}` has no parameter `{k}`"))
+                                        .with_label("unknown keyword")
+                                        .with_note(format!(
+                                            "its parameters are: {}",
+                                            sig.names.iter().map(|n| &**n).collect::<Vec<_>>().join(", ")
+                                        ))
+                                        .with_help(help),
+                                );
+                            }
+                            Some(i) if given[i] => self.err(
+                                Diagnostic::error(
+                                    *kspan,
+                                    format!("argument `{k}` of `{name}` is given twice"),
+                                )
+                                .with_label("given again here"),
+                            ),
+                            Some(i) => {
+                                given[i] = true;
+                                tys[i] = t.clone();
+                            }
+                        }
+                    }
+                    let missing: Vec<String> = (0..sig.required)
+                        .filter(|&i| !given[i])
+                        .map(|i| format!("`{}`", sig.names[i]))
+                        .collect();
+                    if !kws.is_empty() && !missing.is_empty() {
+                        self.err(
+                            Diagnostic::error(
+                                span,
+                                format!(
+                                    "missing argument{} {} of `{name}`",
+                                    if missing.len() == 1 { "" } else { "s" },
+                                    missing.join(", ")
+                                ),
+                            )
+                            .with_label("in this call"),
+                        );
+                    }
+                }
+            }
+            (None, Some(k)) if kws.is_empty() && k != pos.len() => {
+                self.arity_error(span, name, k.to_string(), pos.len())
+            }
+            (None, _) => {}
+        }
+        let ret = self.call_result(ty, &tys, span, name);
+        let kind = if kws.is_empty() {
+            match target {
+                Target::Global(slot) => H::CallGlobal(slot, pos.into()),
+                Target::Value(e) => H::Call(Box::new(e), pos.into()),
+            }
+        } else {
+            let callee = match target {
+                Target::Global(slot) => expr(H::Load(Var::Global(slot)), callee_span),
+                Target::Value(e) => e,
+            };
+            H::CallKw(Box::new(hir::CallKw {
+                callee,
+                args: pos.into(),
+                keywords: kws.into_iter().map(|(k, s, h, _)| (k, s, h)).collect(),
+            }))
+        };
+        (kind, ret)
     }
 
     /// Keyword arguments of a tensor operation must name one of its
@@ -2489,7 +2697,7 @@ impl Pass<'_> {
 
     fn call_result(&mut self, callee: &Ty, args: &[Ty], span: Span, name: &str) -> Ty {
         match callee {
-            Ty::Fn(params, ret) => {
+            Ty::Fn(params, ret, _) => {
                 if let Some(ps) = params {
                     for (i, (a, p)) in args.iter().zip(ps).enumerate() {
                         if !a.fits(p) {

@@ -79,8 +79,10 @@ pub enum Ty {
     Tensor(Option<DType>),
     Res(Box<Ty>, Box<Ty>),
     Opt(Box<Ty>),
-    /// A function; parameter types are `None` when unknown.
-    Fn(Option<Vec<Ty>>, Box<Ty>),
+    /// A function; parameter types are `None` when unknown, and the
+    /// signature (names, defaults) is known for a function the checker
+    /// saw declared.
+    Fn(Option<Vec<Ty>>, Box<Ty>, Option<Rc<Sig>>),
     Struct(Rc<StructDef>),
 }
 
@@ -125,7 +127,7 @@ impl Ty {
 
     /// The number of parameters of a function type, when known.
     pub fn param_count(&self) -> Option<usize> {
-        if let Ty::Fn(Some(ps), _) = self {
+        if let Ty::Fn(Some(ps), ..) = self {
             Some(ps.len())
         } else {
             None
@@ -142,7 +144,7 @@ impl Ty {
             (Ty::Arr(a), Ty::Arr(b)) | (Ty::Opt(a), Ty::Opt(b)) => a.fits(b),
             (Ty::Res(a, e), Ty::Res(b, f)) | (Ty::Dict(a, e), Ty::Dict(b, f)) => a.fits(b) && e.fits(f),
             (Ty::Tensor(a), Ty::Tensor(b)) => a.is_none() || b.is_none() || a == b,
-            (Ty::Fn(pa, ra), Ty::Fn(pb, rb)) => {
+            (Ty::Fn(pa, ra, _), Ty::Fn(pb, rb, _)) => {
                 let params_ok = match (pa, pb) {
                     (Some(pa), Some(pb)) => pa.len() == pb.len() && pa.iter().zip(pb).all(|(a, b)| b.fits(a)),
                     _ => true,
@@ -187,7 +189,7 @@ impl fmt::Display for Ty {
             Ty::Tensor(Some(d)) => write!(f, "{}[{d}]", TypeName::Tensor),
             Ty::Res(a, b) => write!(f, "{}[{a}, {b}]", TypeName::Res),
             Ty::Opt(a) => write!(f, "{}[{a}]", TypeName::Opt),
-            Ty::Fn(params, ret) => {
+            Ty::Fn(params, ret, _) => {
                 write!(f, "Fn(")?;
                 if let Some(ps) = params {
                     for (i, p) in ps.iter().enumerate() {
@@ -254,6 +256,30 @@ impl RtType {
             Ty::Fn(..) => RtType::Fn,
             Ty::Struct(s) => RtType::Struct(s.name.clone()),
         }
+    }
+}
+
+/// What a call needs to know of a declared function's parameters (spec
+/// §10.5): their names, for keyword arguments, and how many come before
+/// the first with a default (those must be given).
+#[derive(Debug, PartialEq)]
+pub struct Sig {
+    pub names: Vec<Rc<str>>,
+    pub required: usize,
+}
+
+impl Sig {
+    /// "2", or "1 to 3" when some parameters have defaults.
+    pub fn arity_text(&self) -> String {
+        if self.required == self.names.len() {
+            self.required.to_string()
+        } else {
+            format!("{} to {}", self.required, self.names.len())
+        }
+    }
+
+    pub fn accepts(&self, n: usize) -> bool {
+        (self.required..=self.names.len()).contains(&n)
     }
 }
 

@@ -315,6 +315,8 @@ impl Interp {
                 }
                 Ok(Value::Tuple(Rc::new(vs)))
             }
+            H::CallKw(k) => self.call_kw(k, f, e.span),
+            H::DefaultArg(d) => self.default_arg(d, f),
             H::Destructure(value, n) => {
                 let v = self.eval(value, f)?;
                 match &v {
@@ -571,16 +573,8 @@ impl Interp {
                 ),
             );
         };
-        if args.len() != c.func.params.len() {
-            return fail(
-                span,
-                format!(
-                    "`{}` takes {} arguments, but {} were given",
-                    c.func.name,
-                    c.func.params.len(),
-                    args.len()
-                ),
-            );
+        if args.len() != c.func.params.len() && !arity_ok(&c.func, args.len()) {
+            return fail(span, arity_message(&c.func, args.len()));
         }
         let base = self.stack.len();
         for a in args {
@@ -592,7 +586,102 @@ impl Interp {
                 }
             }
         }
+        for _ in args.len()..c.func.params.len() {
+            self.stack.push(Value::Undefined);
+        }
         self.enter(c, base, base, span)
+    }
+
+    /// A call with keyword arguments (spec §10.5): the arguments are
+    /// evaluated in the order written, then bound to the parameters by
+    /// position and by name; one not given is left for its default.
+    fn call_kw(&mut self, k: &hir::CallKw, f: Frame, span: Span) -> R<Value> {
+        let callee = self.eval(&k.callee, f)?;
+        let mut pos = Vec::with_capacity(k.args.len());
+        for a in k.args.iter() {
+            pos.push(self.eval(a, f)?);
+        }
+        let mut named = Vec::with_capacity(k.keywords.len());
+        for (name, nspan, e) in k.keywords.iter() {
+            named.push((name, *nspan, self.eval(e, f)?));
+        }
+        let Value::Func(c) = &callee else {
+            return fail(
+                span,
+                format!(
+                    "a `{}` is not a function and cannot be called",
+                    callee.type_name()
+                ),
+            );
+        };
+        let func = &c.func;
+        if pos.len() > func.params.len() {
+            return fail(span, arity_message(func, pos.len()));
+        }
+        let mut args = pos;
+        args.resize(func.params.len(), Value::Undefined);
+        for (name, nspan, v) in named {
+            let Some(i) = func.params.iter().position(|(p, _)| p == name) else {
+                let names: Vec<&str> = func.params.iter().map(|(p, _)| &**p).collect();
+                return fail(
+                    nspan,
+                    format!(
+                        "`{}` has no parameter `{name}` (its parameters are: {})",
+                        func.name,
+                        names.join(", ")
+                    ),
+                );
+            };
+            if !matches!(args[i], Value::Undefined) {
+                return fail(
+                    nspan,
+                    format!("argument `{name}` of `{}` is given twice", func.name),
+                );
+            }
+            args[i] = v;
+        }
+        let missing: Vec<String> = (0..func.required as usize)
+            .filter(|&i| matches!(args[i], Value::Undefined))
+            .map(|i| format!("`{}`", func.params[i].0))
+            .collect();
+        if !missing.is_empty() {
+            return fail(
+                span,
+                format!(
+                    "missing argument{} {} of `{}`",
+                    if missing.len() == 1 { "" } else { "s" },
+                    missing.join(", "),
+                    func.name
+                ),
+            );
+        }
+        let c = c.clone();
+        let base = self.stack.len();
+        self.stack.extend(args);
+        self.enter(&c, base, base, span)
+    }
+
+    /// Fills a missing argument with its default (the prologue of a
+    /// function with defaults): evaluated in the callee's frame, checked
+    /// against the parameter's annotation.
+    fn default_arg(&mut self, d: &hir::DefaultArg, f: Frame) -> R<Value> {
+        let at = f.base + d.slot as usize;
+        if !matches!(self.stack.get(at), Some(Value::Undefined)) {
+            return Ok(Value::Unit);
+        }
+        let mut v = self.eval(&d.value, f)?;
+        if let Some(rt) = &d.check {
+            v = conform(v, rt).or_else(|(want, got)| {
+                fail(
+                    d.value.span,
+                    format!("this default is `{got}` but the parameter is `{want}`"),
+                )
+            })?;
+        }
+        if let Some(p) = self.stack.get_mut(at) {
+            *p = v;
+        }
+        Ok(Value::Unit)
     }
 
     /// Calls a function value with already-evaluated arguments (for
@@ -607,19 +696,15 @@ impl Interp {
                 ),
             );
         };
-        if args.len() != c.func.params.len() {
-            return fail(
-                span,
-                format!(
-                    "`{}` takes {} arguments, but {} were given",
-                    c.func.name,
-                    c.func.params.len(),
-                    args.len()
-                ),
-            );
+        if args.len() != c.func.params.len() && !arity_ok(&c.func, args.len()) {
+            return fail(span, arity_message(&c.func, args.len()));
         }
         let base = self.stack.len();
+        let n = args.len();
         self.stack.extend(args);
+        for _ in n..c.func.params.len() {
+            self.stack.push(Value::Undefined);
+        }
         self.enter(c, base, base, span)
     }
 
@@ -652,7 +737,9 @@ impl Interp {
         let func = &c.func;
         for (i, (name, check)) in func.params.iter().enumerate() {
             if let Some(rt) = check {
-                if already_conforms(&self.stack[base + i], rt) {
+                let arg = &self.stack[base + i];
+                // A missing argument: its default is checked when filled.
+                if already_conforms(arg, rt) || matches!(arg, Value::Undefined) {
                     continue;
                 }
                 let v = take(&mut self.stack[base + i]);
@@ -940,17 +1027,8 @@ impl Interp {
                 }
                 Op::CheckCall { callee, n, span: s } => match &self.stack[base + callee as usize] {
                     Value::Func(c) if c.func.params.len() == n as usize => {}
-                    Value::Func(c) => {
-                        return fail(
-                            span(s),
-                            format!(
-                                "`{}` takes {} arguments, but {} were given",
-                                c.func.name,
-                                c.func.params.len(),
-                                n
-                            ),
-                        )
-                    }
+                    Value::Func(c) if arity_ok(&c.func, n as usize) => {}
+                    Value::Func(c) => return fail(span(s), arity_message(&c.func, n as usize)),
                     other => {
                         return fail(
                             span(s),
@@ -970,10 +1048,26 @@ impl Interp {
                     };
                     if c.func.params.len() != n as usize {
                         // `CheckCall` made sure of this before the arguments.
-                        return fail(
-                            span(s),
-                            "the function called changed while its arguments were evaluated",
-                        );
+                        if !arity_ok(&c.func, n as usize) {
+                            return fail(
+                                span(s),
+                                "the function called changed while its arguments were evaluated",
+                            );
+                        }
+                        // The missing arguments, for their defaults, above
+                        // the last live register.
+                        let c = c.clone();
+                        let at = base + args as usize;
+                        for k in at + n as usize..at + c.func.params.len() {
+                            match self.stack.get_mut(k) {
+                                Some(slot) => store(slot, Value::Undefined),
+                                None => self.stack.push(Value::Undefined),
+                            }
+                        }
+                        let keep = self.stack.len();
+                        let v = self.enter(&c, at, keep, span(s))?;
+                        store(&mut self.stack[base + dst as usize], v);
+                        continue;
                     }
                     let c = c.clone();
                     // The arguments are the last live registers: the
@@ -1530,7 +1624,21 @@ fn list_value(lit: Lit, span: Span) -> R<Value> {
     {
         return fail(span, "a tensor literal cannot mix numbers and Bools");
     }
-    Ok(lit.into_value())
+    // An Arr: each list literal inside it is decided on its own, so
+    // `[t, [true, false]]` holds two tensors.
+    match lit {
+        Lit::Leaf(v) => Ok(v),
+        Lit::List(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for it in items {
+                out.push(match it {
+                    Lit::Leaf(v) => v,
+                    sub @ Lit::List(_) => list_value(sub, span)?,
+                });
+            }
+            Ok(Value::Arr(Rc::new(out)))
+        }
+    }
 }
 
 /// `x op y` on host values, with the Int and F64 fast paths; both engines
@@ -1768,6 +1876,22 @@ fn child_mut<'v>(
             }
         }
     }
+}
+
+/// Whether a call with `n` arguments gives `func` every parameter without
+/// a default and no more than it has (spec §10.5).
+fn arity_ok(func: &hir::Function, n: usize) -> bool {
+    n <= func.params.len() && n >= func.required as usize
+}
+
+fn arity_message(func: &hir::Function, n: usize) -> String {
+    let (lo, hi) = (func.required as usize, func.params.len());
+    let want = if lo == hi {
+        hi.to_string()
+    } else {
+        format!("{lo} to {hi}")
+    };
+    format!("`{}` takes {want} arguments, but {n} were given", func.name)
 }
 
 /// Checks a value against an annotation, converting Int to F64 where an
