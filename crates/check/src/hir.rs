@@ -176,6 +176,9 @@ pub enum ExprKind {
     List(Vec<Expr>),
     /// A tuple of one element or more (`()` is `Unit`).
     Tuple(Box<[Expr]>),
+    /// A list literal where an `Arr` is expected (spec §10.3): always an
+    /// Arr, never a tensor.
+    ArrList(Box<[Expr]>),
     /// The value, checked to be a tuple of this many elements: the head of
     /// a destructuring declaration.
     Destructure(Box<Expr>, u32),

@@ -181,6 +181,9 @@ struct Pass<'a> {
     why_by_name: HashMap<String, String>,
     /// Where `let`/`var` bindings are declared, for unused warnings.
     binding_span: Span,
+    /// The type a function body's final expression is expected to have
+    /// (its return annotation), taken by the next block (spec §10.3).
+    tail_expect: Option<Ty>,
     /// The element dtypes of list literals of tensors, by span (for the
     /// result dtype of `concat` and `stack`).
     list_dtypes: HashMap<(u32, u32), Vec<Option<DType>>>,
@@ -211,6 +214,7 @@ impl Checker {
             why: HashMap::new(),
             why_by_name: HashMap::new(),
             binding_span: Span::default(),
+            tail_expect: None,
             list_dtypes: HashMap::new(),
             types: Vec::new(),
         };
@@ -941,8 +945,16 @@ impl Pass<'_> {
         // which would make a one-line block cost four statements).
         let mut out = Vec::with_capacity(b.stmts.len());
         let mut ty = Ty::Unit;
+        let expect = self.tail_expect.take();
         for (i, s) in b.stmts.iter().enumerate() {
-            let t = self.stmt(s, &mut out);
+            let t = match (&s.kind, &expect) {
+                (StmtKind::Expr(e), Some(want)) if i + 1 == b.stmts.len() => {
+                    let (h, t) = self.expr_expect(e, Some(want));
+                    out.push(hir::Stmt::Expr(h));
+                    t
+                }
+                _ => self.stmt(s, &mut out),
+            };
             if i + 1 == b.stmts.len() {
                 ty = t;
             }
@@ -965,8 +977,8 @@ impl Pass<'_> {
                 ty,
                 value,
             } => {
-                let (v, vty) = self.expr(value);
                 let ann = ty.as_ref().map(|t| self.type_expr(t));
+                let (v, vty) = self.expr_expect(value, ann.as_ref());
                 let mut check = None;
                 let bind_ty = match ann {
                     Some(ann) => {
@@ -1053,7 +1065,8 @@ impl Pass<'_> {
                     self.err(Diagnostic::error(s.span, "`return` outside a function"));
                 }
                 let v = e.as_ref().map(|e| {
-                    let (h, ty) = self.expr(e);
+                    let expected = self.cur().ret.clone();
+                    let (h, ty) = self.expr_expect(e, expected.as_ref());
                     if let Some(ret) = self.cur().ret.clone() {
                         if !ty.fits(&ret) {
                             self.err(
@@ -1108,7 +1121,12 @@ impl Pass<'_> {
         span: Span,
         out: &mut Vec<hir::Stmt>,
     ) {
-        let (v, vty) = self.expr(value);
+        let expected = if op.is_none() {
+            self.lvalue_type(target).map(|(t, _)| t)
+        } else {
+            None
+        };
+        let (v, vty) = self.expr_expect(value, expected.as_ref());
         let Some((root, path, root_ty)) = self.lvalue(target, "assign to") else {
             return;
         };
@@ -1260,6 +1278,7 @@ impl Pass<'_> {
             params.push((p.name.name.as_str().into(), ty.as_ref().map(RtType::from_ty)));
         }
         let defaults = self.defaults(decl, &params);
+        self.tail_expect = self.cur().ret.clone();
         let (mut stmts, body_ty) = self.block(&decl.body);
         if !defaults.is_empty() {
             stmts.splice(0..0, defaults);
@@ -1386,6 +1405,92 @@ impl Pass<'_> {
             self.types.push((e.span, r.1.clone()));
         }
         r
+    }
+
+    /// An expression where a type is expected (spec §10.3): a list literal
+    /// expected to be an `Arr[…]` is an Arr, not a tensor, its elements
+    /// expected to be the element type (so nested literals follow), an
+    /// Int element converted where an F64 is expected; Dict and tuple
+    /// literals pass the expectation to their parts. Anything else is an
+    /// ordinary expression.
+    fn expr_expect(&mut self, e: &ast::Expr, expected: Option<&Ty>) -> (hir::Expr, Ty) {
+        match (&e.kind, expected) {
+            (A::List(items), Some(Ty::Arr(el))) => {
+                let mut hs = Vec::with_capacity(items.len());
+                let mut joined: Option<Ty> = None;
+                for it in items {
+                    let (h, t) = self.expr_expect(it, Some(el));
+                    let h = if **el == Ty::F64 && t == Ty::Int {
+                        let sp = h.span;
+                        expr(
+                            H::Builtin(
+                                Builtin::Host(HostFn::Float),
+                                hir::Args {
+                                    items: Box::new([(0, h)]),
+                                    slots: 1,
+                                },
+                            ),
+                            sp,
+                        )
+                    } else {
+                        h
+                    };
+                    let t = if t.fits(el) {
+                        (**el).clone()
+                    } else {
+                        self.err(
+                            Diagnostic::error(
+                                it.span,
+                                format!("this element is `{t}`, but the Arr holds `{el}`"),
+                            )
+                            .with_label(format!("this is {t}")),
+                        );
+                        (**el).clone()
+                    };
+                    joined = Some(match joined {
+                        None => t,
+                        Some(acc) => join(acc, &t),
+                    });
+                    hs.push(h);
+                }
+                let ty = Ty::Arr(Box::new(joined.unwrap_or_else(|| (**el).clone())));
+                if self.ck.record_types {
+                    self.types.push((e.span, ty.clone()));
+                }
+                (expr(H::ArrList(hs.into_boxed_slice()), e.span), ty)
+            }
+            (A::Dict(entries), Some(Ty::Dict(_, v))) if !entries.is_empty() => {
+                let mut hs = Vec::with_capacity(entries.len());
+                let (mut kt, mut vt): (Option<Ty>, Option<Ty>) = (None, None);
+                for (k, val) in entries.iter() {
+                    let (hk, tk) = self.expr(k);
+                    let (hv, tv) = self.expr_expect(val, Some(v));
+                    kt = Some(match kt {
+                        None => tk,
+                        Some(acc) => join(acc, &tk),
+                    });
+                    vt = Some(match vt {
+                        None => tv,
+                        Some(acc) => join(acc, &tv),
+                    });
+                    hs.push((hk, hv));
+                }
+                let ty = Ty::Dict(
+                    Box::new(kt.unwrap_or(Ty::Unknown)),
+                    Box::new(vt.unwrap_or(Ty::Unknown)),
+                );
+                (expr(H::Dict(hs.into_boxed_slice()), e.span), ty)
+            }
+            (A::Tuple(items), Some(Ty::Tuple(ts))) if items.len() == ts.len() => {
+                let (hs, tys): (Vec<_>, Vec<_>) = items
+                    .iter()
+                    .zip(ts.iter())
+                    .map(|(it, t)| self.expr_expect(it, Some(t)))
+                    .unzip();
+                (expr(H::Tuple(hs.into_boxed_slice()), e.span), Ty::Tuple(tys))
+            }
+            _ => self.expr(e),
+        }
     }
 
     fn cond(&mut self, e: &ast::Expr, what: &str) -> hir::Expr {
@@ -2315,21 +2420,26 @@ impl Pass<'_> {
         }
     }
 
-    fn positional_only(&mut self, args: &[ast::Arg], what: &str) -> (Vec<hir::Expr>, Vec<Ty>) {
+    /// Positional arguments, the i-th resolved where `expected[i]` is
+    /// expected.
+    fn positional_expect(
+        &mut self,
+        args: &[ast::Arg],
+        what: &str,
+        expected: &[Option<Ty>],
+    ) -> Vec<hir::Expr> {
         let mut out = Vec::with_capacity(args.len());
-        let mut tys = Vec::with_capacity(args.len());
-        for a in args {
+        for (i, a) in args.iter().enumerate() {
             if let Some(n) = &a.name {
                 self.err(
                     Diagnostic::error(n.span, format!("{what} takes no keyword arguments"))
-                        .with_note("keyword arguments are for builtin operations"),
+                        .with_note("keyword arguments are for builtin operations and user functions"),
                 );
             }
-            let (h, t) = self.expr(&a.value);
+            let (h, _) = self.expr_expect(&a.value, expected.get(i).and_then(Option::as_ref));
             out.push(h);
-            tys.push(t);
         }
-        (out, tys)
+        out
     }
 
     fn arity_error(&mut self, span: Span, name: &str, want: String, got: usize) {
@@ -2541,8 +2651,20 @@ impl Pass<'_> {
         let mut pos = Vec::with_capacity(args.len());
         let mut tys = Vec::with_capacity(args.len());
         let mut kws: Vec<(Rc<str>, Span, hir::Expr, Ty)> = Vec::new();
+        let (param_tys, names) = if let Ty::Fn(ps, _, sig) = ty {
+            (ps.clone(), sig.clone())
+        } else {
+            (None, None)
+        };
         for a in args {
-            let (h, t) = self.expr(&a.value);
+            let at = match &a.name {
+                None => Some(pos.len()),
+                Some(k) => names
+                    .as_ref()
+                    .and_then(|s| s.names.iter().position(|n| **n == k.name)),
+            };
+            let expected = at.and_then(|i| param_tys.as_ref().and_then(|ps| ps.get(i)));
+            let (h, t) = self.expr_expect(&a.value, expected);
             match &a.name {
                 Some(k) => kws.push((Rc::from(k.name.as_str()), k.span, h, t)),
                 None => {
@@ -2754,7 +2876,23 @@ impl Pass<'_> {
                     let Some((root, path, _)) = self.lvalue(receiver, &format!("call `{name}` on")) else {
                         return (H::Unit, Ty::Unknown);
                     };
-                    let (hargs, _) = self.positional_only(args, &format!("`{name}`"));
+                    // `xs.push([1, 2])` on an `Arr[Arr[Int]]` pushes an Arr
+                    // (spec §10.3).
+                    let el = if let Ty::Arr(el) = &rt.0 {
+                        Some((**el).clone())
+                    } else {
+                        None
+                    };
+                    let expected: Vec<Option<Ty>> = if host == HostMethod::Push {
+                        vec![el]
+                    } else if host == HostMethod::Insert {
+                        vec![None, el]
+                    } else if host == HostMethod::Extend {
+                        vec![el.map(|e| Ty::Arr(Box::new(e)))]
+                    } else {
+                        Vec::new()
+                    };
+                    let hargs = self.positional_expect(args, &format!("`{name}`"), &expected);
                     let ty = host_method_type(&rt.0, mref);
                     return (
                         H::MutMethod(Box::new(hir::MutMethod {

@@ -388,7 +388,27 @@ fn write_values(
 pub(crate) type ArgVec = SmallVec<[Value; 4]>;
 
 /// A builtin of host values on its positional arguments.
+/// A rank-0 tensor holding an integral value becomes that Int; anything
+/// else is left for the caller's own type error.
+pub(crate) fn int_like(v: &mut Value) {
+    if let Value::Tensor(t) = v {
+        if t.ndim() == 0 {
+            if let Ok(s) = t.item() {
+                let x = s.to_f64();
+                if x.fract() == 0.0 && x.abs() < 9.2e18 {
+                    *v = Value::Int(x as i64);
+                }
+            }
+        }
+    }
+}
+
 pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: Span) -> R<Value> {
+    // An Int parameter also takes a rank-0 tensor holding an integral
+    // value (spec §10.3): `for n in [10, 100] { range(n) }`.
+    if matches!(h, HostFn::Range | HostFn::Chr | HostFn::Seed | HostFn::Exit) {
+        argv.iter_mut().for_each(int_like);
+    }
     // Each argument is read once: it moves out of the list.
     let mut arg = |i: usize| {
         argv.get_mut(i)
@@ -777,7 +797,19 @@ pub(crate) fn call_method(
             return call_op(op, slots, at, span);
         }
     }
-    let argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
+    let mut argv: Vec<Value> = slots.into_iter().skip(1).flatten().collect();
+    // The counts and widths of Str methods take integral rank-0 tensors
+    // (spec §10.3).
+    if matches!(recv, Value::Str(_))
+        && matches!(
+            m.host,
+            Some(HostMethod::Repeat | HostMethod::PadLeft | HostMethod::PadRight)
+        )
+    {
+        if let Some(first) = argv.first_mut() {
+            int_like(first);
+        }
+    }
     // A struct field holding a function is called like a method.
     if let Value::Struct(s) = &recv {
         if let Some(i) = s.def.field_offset(sym) {

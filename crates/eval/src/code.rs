@@ -372,7 +372,7 @@ fn writes_locals(e: &hir::Expr) -> bool {
                 })
         }
         H::List(items) => items.iter().any(writes_locals),
-        H::Tuple(items) => items.iter().any(writes_locals),
+        H::Tuple(items) | H::ArrList(items) => items.iter().any(writes_locals),
         H::Destructure(a, _) => writes_locals(a),
         H::CallKw(_) | H::DefaultArg(_) => true,
         H::Dict(entries) => entries.iter().any(|(k, v)| writes_locals(k) || writes_locals(v)),

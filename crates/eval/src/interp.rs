@@ -315,6 +315,13 @@ impl Interp {
                 }
                 Ok(Value::Tuple(Rc::new(vs)))
             }
+            H::ArrList(items) => {
+                let mut vs = Vec::with_capacity(items.len());
+                for it in items.iter() {
+                    vs.push(self.eval(it, f)?);
+                }
+                Ok(Value::Arr(Rc::new(vs)))
+            }
             H::CallKw(k) => self.call_kw(k, f, e.span),
             H::DefaultArg(d) => self.default_arg(d, f),
             H::Destructure(value, n) => {
