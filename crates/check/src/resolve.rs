@@ -28,6 +28,10 @@ use crate::types::{RtType, Sig, Ty, TypeName};
 /// error instead of exhausting the stack.
 const MAX_NESTING: u32 = twill_syntax::ast::MAX_EXPR_DEPTH;
 
+/// Rounds of `var` inference before every inferred `var` is taken to be
+/// unknown (see [`Checker::check_program`]).
+const MAX_ROUNDS: usize = 4;
+
 #[derive(Clone, Debug)]
 struct GlobalInfo {
     slot: u32,
@@ -37,6 +41,9 @@ struct GlobalInfo {
     arity: Option<usize>,
     /// Top-level code may read a global only after its definition.
     visible: bool,
+    /// For a `var` without an annotation, declared once at top level: the
+    /// span of its name, which keys its inferred type.
+    decl: Option<Span>,
 }
 
 /// The checker's persistent state: the globals and structs defined so far.
@@ -118,6 +125,9 @@ struct Local {
     ty: Ty,
     /// Warn when a `let`/`var` binding is never read.
     warn_unused: bool,
+    /// For a `var` without an annotation, the span of its name, which keys
+    /// its inferred type.
+    decl: Option<Span>,
     used: bool,
     span: Span,
 }
@@ -189,6 +199,13 @@ struct Pass<'a> {
     list_dtypes: HashMap<(u32, u32), Vec<Option<DType>>>,
     /// Every expression's type, for [`CheckOutput::types`].
     types: Vec<(Span, Ty)>,
+    /// Inferred `var` types (spec §10), by the span of the name declared:
+    /// what an earlier round of the check found they hold, ...
+    var_assume: HashMap<Span, Ty>,
+    /// ... the type each was bound with in this round, ...
+    var_bound: HashMap<Span, Ty>,
+    /// ... and the join of every type assigned to it in this round.
+    var_seen: HashMap<Span, Ty>,
 }
 
 impl Checker {
@@ -203,6 +220,74 @@ impl Checker {
     /// syntax tree and its whole HIR at once.
     pub fn check_program(&mut self, program: ast::Program) -> CheckOutput {
         let saved = self.clone();
+        // Rounds (spec §10, `var` inference): a `var` is bound with the type
+        // of its first value; when an assignment gives it another type, the
+        // whole check runs again from the saved state with the joined type
+        // assumed from the start, until nothing widens. Types only widen,
+        // so this ends; after a few rounds every inferred `var` is unknown
+        // (the type a `var` had before it was inferred), which ends it.
+        let mut assume: HashMap<Span, Ty> = HashMap::new();
+        let mut round = 0;
+        loop {
+            let (module, diagnostics, types, widened, bound) =
+                self.check_round(&program, std::mem::take(&mut assume));
+            if widened.is_empty() {
+                if diagnostics.iter().any(|d| d.is_error()) {
+                    *self = saved;
+                    return CheckOutput {
+                        module: None,
+                        diagnostics,
+                        types,
+                    };
+                }
+                return CheckOutput {
+                    module: Some(module),
+                    diagnostics,
+                    types,
+                };
+            }
+            round += 1;
+            assume = if round >= MAX_ROUNDS {
+                bound
+                    .into_keys()
+                    .chain(widened.into_keys())
+                    .map(|d| (d, Ty::Unknown))
+                    .collect()
+            } else {
+                let mut a = bound;
+                a.extend(widened);
+                a
+            };
+            *self = saved.clone();
+        }
+    }
+
+    /// One round of [`Checker::check_program`]: the module, diagnostics and
+    /// types, the inferred `var`s whose type widened (with the wider type),
+    /// and the type each inferred `var` was bound with.
+    #[allow(clippy::type_complexity)]
+    fn check_round(
+        &mut self,
+        program: &ast::Program,
+        assume: HashMap<Span, Ty>,
+    ) -> (
+        hir::Module,
+        Vec<Diagnostic>,
+        Vec<(Span, Ty)>,
+        HashMap<Span, Ty>,
+        HashMap<Span, Ty>,
+    ) {
+        // A global an earlier REPL entry declared keeps its type, widened
+        // when this entry's assignments disagree with it.
+        let mut bound = HashMap::new();
+        for g in self.globals.values_mut() {
+            if let Some(d) = g.decl {
+                if let Some(t) = assume.get(&d) {
+                    g.ty = join_var(g.ty.clone(), t);
+                }
+                bound.insert(d, g.ty.clone());
+            }
+        }
         let mut pass = Pass {
             ck: self,
             fns: vec![FnCtx::new()],
@@ -217,23 +302,22 @@ impl Checker {
             tail_expect: None,
             list_dtypes: HashMap::new(),
             types: Vec::new(),
+            var_assume: assume,
+            var_bound: bound,
+            var_seen: HashMap::new(),
         };
         let module = pass.program(program);
         pass.summarise_hidden();
-        let (diagnostics, types) = (pass.diags, pass.types);
-        if diagnostics.iter().any(|d| d.is_error()) {
-            *self = saved;
-            return CheckOutput {
-                module: None,
-                diagnostics,
-                types,
-            };
-        }
-        CheckOutput {
-            module: Some(module),
-            diagnostics,
-            types,
-        }
+        let widened: HashMap<Span, Ty> = pass
+            .var_seen
+            .iter()
+            .filter_map(|(d, seen)| {
+                let b = pass.var_bound.get(d)?;
+                let j = join_var(b.clone(), seen);
+                (j != *b).then_some((*d, j))
+            })
+            .collect();
+        (module, pass.diags, pass.types, widened, pass.var_bound)
     }
 
     /// The symbol of a name, interning it on first use.
@@ -282,14 +366,46 @@ fn block_expr(mut stmts: Vec<hir::Stmt>, span: Span) -> hir::Expr {
 }
 
 /// The names a declaration's pattern binds, in order (`_` binds none).
-fn pattern_names<'p>(p: &'p ast::Pattern, out: &mut Vec<&'p str>) {
+fn pattern_names<'p>(p: &'p ast::Pattern, out: &mut Vec<&'p ast::Ident>) {
     use ast::PatternKind as P;
     match &p.kind {
-        P::Name(n) if n.name != "_" => out.push(&n.name),
+        P::Name(n) if n.name != "_" => out.push(n),
         P::Tuple(items) => items.iter().for_each(|p| pattern_names(p, out)),
         P::Ctor { args, .. } => args.iter().for_each(|p| pattern_names(p, out)),
         P::Name(_) | P::Int(_) | P::Float(_) | P::Str(_) | P::Bool(_) => {}
     }
+}
+
+/// The join of two types a `var` holds (spec §10): the same type, a
+/// tensor of unknown dtype for tensors of two dtypes, an Arr of the joined
+/// elements, else unknown.
+// Every other pair of types joins to unknown.
+#[allow(clippy::wildcard_enum_match_arm)]
+fn join_var(a: Ty, b: &Ty) -> Ty {
+    match (a, b) {
+        (a, b) if a == *b => a,
+        (Ty::Tensor(_), Ty::Tensor(_)) => Ty::Tensor(None),
+        (Ty::Arr(x), Ty::Arr(y)) => Ty::Arr(Box::new(join_var(*x, y))),
+        _ => Ty::Unknown,
+    }
+}
+
+/// The type of `a op b` as far as the rules tell it, reporting nothing (a
+/// compound assignment's value, for an inferred `var`).
+fn silent_binop(op: BinOp, a: &Ty, b: &Ty) -> Ty {
+    if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
+        use twill_tensor::ops::dtypes;
+        let inputs = [dtype_input(a), dtype_input(b)];
+        let result = match tensor_binary_op(op) {
+            Some(bop) => dtypes::binary(bop, inputs[0], inputs[1]),
+            None => dtypes::result(Op::Matmul, &inputs),
+        };
+        return Ty::Tensor(result);
+    }
+    if !a.is_known() || !b.is_known() {
+        return Ty::Unknown;
+    }
+    host_binop(op, a, b).unwrap_or(Ty::Unknown)
 }
 
 fn join(a: Ty, b: &Ty) -> Ty {
@@ -521,19 +637,12 @@ impl Pass<'_> {
 
     // ---------------------------------------------------------- declarations
 
-    fn program(&mut self, program: ast::Program) -> hir::Module {
+    fn program(&mut self, program: &ast::Program) -> hir::Module {
         self.predeclare(&program.stmts);
         let mut hoisted = Vec::new();
         let keep = !self.ck.discard_hir;
         let mut stmts = Vec::with_capacity(if keep { program.stmts.len() } else { 1 });
-        // Popped from a reversed copy, the statements are freed as they go,
-        // and so is the vector that held them, shrunk as it empties.
-        let mut rest = program.stmts;
-        rest.reverse();
-        while let Some(s) = rest.pop() {
-            if rest.len() < rest.capacity() / 2 {
-                rest.shrink_to_fit();
-            }
+        for s in &program.stmts {
             if let StmtKind::Fn(decl) = &s.kind {
                 if let Some(name) = &decl.name {
                     let func = self.function(decl, None);
@@ -543,7 +652,7 @@ impl Pass<'_> {
                     continue;
                 }
             }
-            self.stmt(&s, &mut stmts);
+            self.stmt(s, &mut stmts);
             if !keep {
                 stmts.clear();
             }
@@ -610,14 +719,31 @@ impl Pass<'_> {
                 }
             }
         }
+        // A top-level `var` without an annotation has its type inferred
+        // (keyed by its name's span) when it is the name's only top-level
+        // declaration; a name declared twice keeps the unknown type.
+        let mut declared: HashMap<&str, usize> = HashMap::new();
+        let mut inferred: Vec<&ast::Ident> = Vec::new();
         for s in stmts {
             match &s.kind {
-                StmtKind::Let { mutable, name, .. } => self.declare_global(&name.name, *mutable, None, false),
+                StmtKind::Let {
+                    mutable, name, ty, ..
+                } => {
+                    self.declare_global(&name.name, *mutable, None, false);
+                    *declared.entry(&name.name).or_default() += 1;
+                    if *mutable && ty.is_none() {
+                        inferred.push(name);
+                    }
+                }
                 StmtKind::LetPattern { mutable, pattern, .. } => {
                     let mut names = Vec::new();
                     pattern_names(pattern, &mut names);
                     for n in names {
-                        self.declare_global(n, *mutable, None, false);
+                        self.declare_global(&n.name, *mutable, None, false);
+                        *declared.entry(&n.name).or_default() += 1;
+                        if *mutable {
+                            inferred.push(n);
+                        }
                     }
                 }
                 StmtKind::Fn(decl) => {
@@ -640,6 +766,13 @@ impl Pass<'_> {
                 | StmtKind::Error => {}
             }
         }
+        for n in inferred {
+            if declared.get(n.name.as_str()) == Some(&1) {
+                if let Some(g) = self.ck.globals.get_mut(&n.name) {
+                    g.decl = Some(n.span);
+                }
+            }
+        }
     }
 
     fn declare_global(&mut self, name: &str, mutable: bool, arity: Option<usize>, visible: bool) {
@@ -651,6 +784,7 @@ impl Pass<'_> {
                 g.arity = arity;
                 g.visible |= visible;
                 g.ty = Ty::Unknown;
+                g.decl = None;
             }
             None => {
                 let slot = self.ck.num_globals;
@@ -663,6 +797,7 @@ impl Pass<'_> {
                         ty: Ty::Unknown,
                         arity,
                         visible,
+                        decl: None,
                     },
                 );
             }
@@ -931,6 +1066,7 @@ impl Pass<'_> {
             mutable,
             ty,
             warn_unused: span != Span::default(),
+            decl: None,
             used: false,
             span,
         });
@@ -999,7 +1135,7 @@ impl Pass<'_> {
                         }
                         ann
                     }
-                    None if *mutable => Ty::Unknown,
+                    None if *mutable => self.inferred_type(name, vty),
                     None => vty,
                 };
                 match self.why.get(&(value.span.start, value.span.end)).cloned() {
@@ -1012,7 +1148,11 @@ impl Pass<'_> {
                     }
                 }
                 self.binding_span = name.span;
+                let inferred = *mutable && ty.is_none();
                 let var = self.declare(&name.name, *mutable, bind_ty);
+                if inferred {
+                    self.mark_inferred(var, name.span);
+                }
                 out.push(hir::Stmt::Let {
                     var,
                     value: v,
@@ -1131,7 +1271,28 @@ impl Pass<'_> {
             return;
         };
         let mut check = None;
-        if path.is_empty() && op.is_none() && root_ty.is_known() {
+        let decl = match (&target.kind, path.is_empty()) {
+            (A::Name(n), true) => self.inferred_decl(n, root),
+            _ => None,
+        };
+        if let Some(decl) = decl {
+            // An inferred `var` (spec §10): the assigned type joins its
+            // type, and the check runs again when that widens it.
+            let assigned = match op {
+                None => vty,
+                Some(op) => silent_binop(op, &root_ty, &vty),
+            };
+            let seen = match self.var_seen.remove(&decl) {
+                Some(t) => join_var(t, &assigned),
+                None => assigned,
+            };
+            self.var_seen.insert(decl, seen);
+            if self.ck.crosscheck {
+                if let Ty::Tensor(Some(d)) = root_ty {
+                    check = Some(RtType::Crosscheck(d));
+                }
+            }
+        } else if path.is_empty() && op.is_none() && root_ty.is_known() {
             if !vty.fits(&root_ty) {
                 self.err(
                     Diagnostic::error(
@@ -1955,6 +2116,63 @@ impl Pass<'_> {
 
     /// Declares a local even at top level (loop variables and pattern
     /// bindings never become globals).
+    /// The type an unannotated `var` is bound with: the one an earlier
+    /// round of the check settled on for it, else its first value's.
+    fn inferred_type(&mut self, name: &ast::Ident, first: Ty) -> Ty {
+        // A top-level name declared twice is not inferred.
+        if self.at_top_level()
+            && self
+                .ck
+                .globals
+                .get(&name.name)
+                .is_some_and(|g| g.decl != Some(name.span))
+        {
+            return Ty::Unknown;
+        }
+        let ty = match self.var_assume.get(&name.span) {
+            Some(t) => join_var(t.clone(), &first),
+            None => first,
+        };
+        self.var_bound.insert(name.span, ty.clone());
+        ty
+    }
+
+    /// Records that the local just declared is an inferred `var`.
+    fn mark_inferred(&mut self, var: Var, decl: Span) {
+        if let Var::Local(slot) = var {
+            if let Some(l) = self
+                .cur()
+                .scopes
+                .last_mut()
+                .and_then(|s| s.iter_mut().rev().find(|l| l.slot == slot))
+            {
+                l.decl = Some(decl);
+            }
+        }
+    }
+
+    /// The declaration of `name` (resolved to `var`) when it is an inferred
+    /// `var`.
+    fn inferred_decl(&mut self, name: &str, var: Var) -> Option<Span> {
+        match var {
+            Var::Global(slot) => self
+                .ck
+                .globals
+                .get(name)
+                .filter(|g| g.slot == slot)
+                .and_then(|g| g.decl),
+            Var::Local(slot) => self
+                .cur()
+                .scopes
+                .iter()
+                .rev()
+                .flat_map(|s| s.iter().rev())
+                .find(|l| l.slot == slot && l.name == name)
+                .and_then(|l| l.decl),
+            Var::Capture(_) => None,
+        }
+    }
+
     fn declare_local(&mut self, name: &str, ty: Ty) -> Var {
         let ctx = self.cur();
         let slot = ctx.num_locals;
@@ -1966,6 +2184,7 @@ impl Pass<'_> {
             mutable: false,
             ty,
             warn_unused: false,
+            decl: None,
             used: false,
             span: Span::default(),
         });
@@ -2240,8 +2459,11 @@ impl Pass<'_> {
             P::Name(n) if n.name == "_" => out.push(hir::Stmt::Expr(value)),
             P::Name(n) => {
                 self.binding_span = n.span;
-                let bind_ty = if mutable { Ty::Unknown } else { ty };
+                let bind_ty = if mutable { self.inferred_type(n, ty) } else { ty };
                 let var = self.declare(&n.name, mutable, bind_ty);
+                if mutable {
+                    self.mark_inferred(var, n.span);
+                }
                 out.push(hir::Stmt::Let {
                     var,
                     value,

@@ -126,6 +126,29 @@ fn repl_type_and_help_commands() {
     assert!(out.contains(":quit"), "{out}");
 }
 
+/// `var` types are inferred (spec §10): the first value's type, joined with
+/// every assignment's; tensors of two dtypes join to `Tensor`, anything
+/// else that disagrees to unknown, never an error.
+#[test]
+fn repl_type_of_inferred_vars() {
+    let o = twill(
+        &["repl"],
+        concat!(
+            "var w = zeros([3], f32)\n:type w\n",
+            "var v = zeros([2], f32)\nfor i in range(2) { v = v.to(bf16) }\n:type v\n",
+            "var n = 0\nn += 1\n:type n\n",
+            "var k = 1\nk = \"now a Str\"\n:type k\n",
+            "var m = 1\nfn bump() { m = m + 0.5 }\n:type m\n",
+        ),
+    );
+    assert_eq!(
+        stdout(&o),
+        "Tensor[f32]\nTensor\nInt\n?\n?\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn run_reads_standard_input() {
     let o = twill(&["run", "-"], "print(\"from stdin\", args())\n");
