@@ -1,5 +1,5 @@
 //! Lists the golden programs (`testdata/**/*.tw`, outside
-//! `testdata/vectors/`) into `$OUT_DIR/goldens.rs`, one `name => "path",`
+//! `testdata/vectors/` and the module folders `_*/`) into `$OUT_DIR/goldens.rs`, one `name => "path",`
 //! line each inside a `goldens!` call, so that `tests/goldens.rs` has one
 //! test per program and `cargo test` names the program that failed.
 
@@ -17,7 +17,12 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     entries.sort();
     for p in entries {
         if p.is_dir() {
-            if p.file_name().is_some_and(|n| n != "vectors") {
+            // `vectors/` holds oracle data; a folder whose name starts with
+            // `_` holds modules the programs beside it import.
+            if p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n != "vectors" && !n.starts_with('_'))
+            {
                 collect(&p, out)?;
             }
         } else if p.extension().is_some_and(|e| e == "tw") {

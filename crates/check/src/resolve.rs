@@ -65,6 +65,9 @@ pub struct Checker {
     globals: HashMap<String, GlobalInfo>,
     structs: HashMap<String, (Rc<hir::StructDef>, Vec<Ty>)>,
     num_globals: u32,
+    /// The modules a program (or earlier REPL entries) imported: the name
+    /// each is bound to, and its key (spec §10.8).
+    main_aliases: HashMap<String, String>,
     /// Interned names (struct fields, methods), indexed by `Sym`.
     symbols: Vec<Rc<str>>,
     sym_ids: HashMap<Rc<str>, Sym>,
@@ -106,6 +109,14 @@ fn bind_slots(raw: Vec<RawArg>, first: u32, index: impl Fn(&str) -> Option<usize
         items: items.into(),
         slots,
     }
+}
+
+/// A file's check, with the modules it imported.
+struct FileOutput {
+    module: Option<hir::Module>,
+    diagnostics: Vec<Diagnostic>,
+    types: Vec<(Span, Ty)>,
+    aliases: HashMap<String, String>,
 }
 
 pub struct CheckOutput {
@@ -206,6 +217,15 @@ struct Pass<'a> {
     var_bound: HashMap<Span, Ty>,
     /// ... and the join of every type assigned to it in this round.
     var_seen: HashMap<Span, Ty>,
+    /// `key.` while checking the module `key`, empty for a program: the
+    /// prefix of this file's top-level names in the checker's tables.
+    prefix: String,
+    /// The modules this file imported (and, in the REPL, earlier entries):
+    /// the name each is bound to, and its key.
+    aliases: HashMap<String, String>,
+    /// Whether a statement other than an `import` was met at top level
+    /// (an `import` after one is an error).
+    past_imports: bool,
 }
 
 impl Checker {
@@ -219,7 +239,62 @@ impl Checker {
     /// as soon as it is lowered, so a long program never holds its whole
     /// syntax tree and its whole HIR at once.
     pub fn check_program(&mut self, program: ast::Program) -> CheckOutput {
+        self.check_program_with(program, Vec::new())
+    }
+
+    /// [`Checker::check_program`] for a program whose imports the session
+    /// loaded: `imports` binds each import's name to its module's key.
+    pub fn check_program_with(
+        &mut self,
+        program: ast::Program,
+        imports: Vec<(String, String)>,
+    ) -> CheckOutput {
+        let out = self.check_file(program, None, imports);
+        if out.module.is_some() {
+            // In the REPL, later entries see the modules this one imported.
+            self.main_aliases.extend(out.aliases);
+        }
+        CheckOutput {
+            module: out.module,
+            diagnostics: out.diagnostics,
+            types: out.types,
+        }
+    }
+
+    /// Checks the module `key` (spec §10.8): a file whose top-level names
+    /// are its members, `key.name` in this checker's tables, read by the
+    /// files that import it as `m.name`. Its imports must already be
+    /// checked; the session loads them in order, and runs the module
+    /// before the program that imported it.
+    pub fn check_module(
+        &mut self,
+        program: ast::Program,
+        key: &str,
+        imports: Vec<(String, String)>,
+    ) -> CheckOutput {
+        let out = self.check_file(program, Some(key), imports);
+        CheckOutput {
+            module: out.module,
+            diagnostics: out.diagnostics,
+            types: out.types,
+        }
+    }
+
+    fn check_file(
+        &mut self,
+        program: ast::Program,
+        module: Option<&str>,
+        imports: Vec<(String, String)>,
+    ) -> FileOutput {
         let saved = self.clone();
+        let prefix = module.map(|k| format!("{k}.")).unwrap_or_default();
+        let mut aliases = if module.is_none() {
+            self.main_aliases.clone()
+        } else {
+            HashMap::new()
+        };
+        let own: HashMap<String, String> = imports.into_iter().collect();
+        aliases.extend(own.clone());
         // Rounds (spec §10, `var` inference): a `var` is bound with the type
         // of its first value; when an assignment gives it another type, the
         // whole check runs again from the saved state with the joined type
@@ -230,20 +305,22 @@ impl Checker {
         let mut round = 0;
         loop {
             let (module, diagnostics, types, widened, bound) =
-                self.check_round(&program, std::mem::take(&mut assume));
+                self.check_round(&program, std::mem::take(&mut assume), &prefix, &aliases);
             if widened.is_empty() {
                 if diagnostics.iter().any(|d| d.is_error()) {
                     *self = saved;
-                    return CheckOutput {
+                    return FileOutput {
                         module: None,
                         diagnostics,
                         types,
+                        aliases: own,
                     };
                 }
-                return CheckOutput {
+                return FileOutput {
                     module: Some(module),
                     diagnostics,
                     types,
+                    aliases: own,
                 };
             }
             round += 1;
@@ -270,6 +347,8 @@ impl Checker {
         &mut self,
         program: &ast::Program,
         assume: HashMap<Span, Ty>,
+        prefix: &str,
+        aliases: &HashMap<String, String>,
     ) -> (
         hir::Module,
         Vec<Diagnostic>,
@@ -305,6 +384,9 @@ impl Checker {
             var_assume: assume,
             var_bound: bound,
             var_seen: HashMap::new(),
+            prefix: prefix.to_string(),
+            aliases: aliases.clone(),
+            past_imports: false,
         };
         let module = pass.program(program);
         pass.summarise_hidden();
@@ -363,6 +445,17 @@ fn block_expr(mut stmts: Vec<hir::Stmt>, span: Span) -> hir::Expr {
         }
     }
     expr(H::Block(stmts), span)
+}
+
+/// `a` or `a.b.c` when `e` is a name or a chain of fields of one.
+// Every other expression names no module.
+#[allow(clippy::wildcard_enum_match_arm)]
+fn dotted_path(e: &ast::Expr) -> Option<String> {
+    match &e.kind {
+        A::Name(n) => Some(n.clone()),
+        A::Field { base, name } => Some(format!("{}.{}", dotted_path(base)?, name.name)),
+        _ => None,
+    }
 }
 
 /// The names a declaration's pattern binds, in order (`_` binds none).
@@ -600,8 +693,17 @@ impl Pass<'_> {
             }
             names.extend(f.captures.iter().map(|(n, _, _)| n.as_str()));
         }
-        names.extend(self.ck.globals.keys().map(String::as_str));
-        names.extend(self.ck.structs.keys().map(String::as_str));
+        // This file's own top-level names: a module's without its prefix.
+        let prefix = self.prefix.as_str();
+        for k in self.ck.globals.keys().chain(self.ck.structs.keys()) {
+            if prefix.is_empty() {
+                if !k.contains('.') {
+                    names.push(k);
+                }
+            } else if let Some(own) = k.strip_prefix(prefix) {
+                names.push(own);
+            }
+        }
         names.extend(Builtin::all().map(|b| b.name()));
         names.extend(Constant::all().map(|c| c.name()));
         names.extend(DType::ALL.iter().map(|d| d.name()));
@@ -621,8 +723,42 @@ impl Pass<'_> {
         if !self.showing() {
             return None;
         }
+        // The standard library's names before version 2 (`nn_mlp_init`)
+        // are module members now (spec §10.8).
+        for m in ["nn", "optim", "amp", "float"] {
+            if let Some(member) = n.strip_prefix(m).and_then(|r| r.strip_prefix('_')) {
+                if !member.is_empty() {
+                    return Some(format!(
+                        "the standard library is modules: `import {m}` at the top, then `{m}.{member}`"
+                    ));
+                }
+            }
+        }
         let names = self.known_names();
         suggest::did_you_mean(n, names.iter().copied())
+    }
+
+    /// The key of a top-level name of the file being checked in the
+    /// checker's tables: itself in the program, `key.name` in the module
+    /// `key` (spec §10.8), so modules' names never collide.
+    fn gkey<'n>(&self, name: &'n str) -> std::borrow::Cow<'n, str> {
+        if self.prefix.is_empty() {
+            std::borrow::Cow::Borrowed(name)
+        } else {
+            std::borrow::Cow::Owned(format!("{}{name}", self.prefix))
+        }
+    }
+
+    /// The key of a struct name as written: `m.Point` is the struct
+    /// `Point` of the module bound to `m`, any other name this file's own.
+    fn struct_key(&self, name: &str) -> String {
+        match name.rsplit_once('.') {
+            Some((m, member)) => match self.aliases.get(m) {
+                Some(key) => format!("{key}.{member}"),
+                None => name.to_string(),
+            },
+            None => self.gkey(name).into_owned(),
+        }
     }
 
     fn cur(&mut self) -> &mut FnCtx {
@@ -643,10 +779,13 @@ impl Pass<'_> {
         let keep = !self.ck.discard_hir;
         let mut stmts = Vec::with_capacity(if keep { program.stmts.len() } else { 1 });
         for s in &program.stmts {
+            if !matches!(s.kind, StmtKind::Import(_)) {
+                self.past_imports = true;
+            }
             if let StmtKind::Fn(decl) = &s.kind {
                 if let Some(name) = &decl.name {
                     let func = self.function(decl, None);
-                    if let Some(g) = self.ck.globals.get(&name.name).filter(|_| keep) {
+                    if let Some(g) = self.ck.globals.get(&*self.gkey(&name.name)).filter(|_| keep) {
                         hoisted.push((g.slot, Rc::new(func)));
                     }
                     continue;
@@ -682,7 +821,7 @@ impl Pass<'_> {
     fn predeclare(&mut self, stmts: &[ast::Stmt]) {
         for s in stmts {
             if let StmtKind::Struct(decl) = &s.kind {
-                if self.ck.structs.contains_key(&decl.name.name)
+                if self.ck.structs.contains_key(&*self.gkey(&decl.name.name))
                     || Builtin::from_name(&decl.name.name).is_some()
                 {
                     self.err(Diagnostic::error(
@@ -693,11 +832,13 @@ impl Pass<'_> {
                 }
                 let syms = decl.fields.iter().map(|(n, _)| self.ck.intern(&n.name)).collect();
                 let def = Rc::new(hir::StructDef {
-                    name: decl.name.name.as_str().into(),
+                    name: (*self.gkey(&decl.name.name)).into(),
                     fields: decl.fields.iter().map(|(n, _)| n.name.as_str().into()).collect(),
                     syms,
                 });
-                self.ck.structs.insert(decl.name.name.clone(), (def, Vec::new()));
+                self.ck
+                    .structs
+                    .insert(self.gkey(&decl.name.name).into_owned(), (def, Vec::new()));
             }
         }
         for s in stmts {
@@ -714,7 +855,8 @@ impl Pass<'_> {
                     seen.push(&n.name);
                     tys.push(self.type_expr(t));
                 }
-                if let Some(entry) = self.ck.structs.get_mut(&decl.name.name) {
+                let key = self.gkey(&decl.name.name).into_owned();
+                if let Some(entry) = self.ck.structs.get_mut(&key) {
                     entry.1 = tys;
                 }
             }
@@ -750,7 +892,8 @@ impl Pass<'_> {
                     if let Some(name) = &decl.name {
                         let ty = self.fn_type(decl);
                         self.declare_global(&name.name, false, Some(decl.params.len()), true);
-                        if let Some(g) = self.ck.globals.get_mut(&name.name) {
+                        let key = self.gkey(&name.name).into_owned();
+                        if let Some(g) = self.ck.globals.get_mut(&key) {
                             g.ty = ty;
                         }
                     }
@@ -768,7 +911,8 @@ impl Pass<'_> {
         }
         for n in inferred {
             if declared.get(n.name.as_str()) == Some(&1) {
-                if let Some(g) = self.ck.globals.get_mut(&n.name) {
+                let key = self.gkey(&n.name).into_owned();
+                if let Some(g) = self.ck.globals.get_mut(&key) {
                     g.decl = Some(n.span);
                 }
             }
@@ -776,6 +920,7 @@ impl Pass<'_> {
     }
 
     fn declare_global(&mut self, name: &str, mutable: bool, arity: Option<usize>, visible: bool) {
+        let name = &*self.gkey(name).into_owned();
         match self.ck.globals.get_mut(name) {
             Some(g) => {
                 // A rebinding at top level reuses the slot; it is a function
@@ -855,7 +1000,8 @@ impl Pass<'_> {
                 };
                 use TypeName as T;
                 let Some(tn) = TypeName::from_name(n) else {
-                    return match self.ck.structs.get(n) {
+                    let key = self.struct_key(n);
+                    return match self.ck.structs.get(&key) {
                         Some((def, _)) if args.is_empty() => Ty::Struct(def.clone()),
                         _ => {
                             self.err(Diagnostic::error(name.span, format!("unknown type `{n}`")));
@@ -966,7 +1112,7 @@ impl Pass<'_> {
         }
         if depth == 0 {
             let top_level_code = self.fns.len() == 1;
-            return self.ck.globals.get(name).and_then(|g| {
+            return self.ck.globals.get(&*self.gkey(name)).and_then(|g| {
                 if top_level_code && !g.visible {
                     None
                 } else {
@@ -1015,7 +1161,7 @@ impl Pass<'_> {
         let in_named_fn = self.fns.get(1).is_some_and(|c| !c.is_closure);
         self.ck
             .globals
-            .get(name)
+            .get(&*self.gkey(name))
             .is_some_and(|g| g.arity.is_none() && (g.visible || in_named_fn))
     }
 
@@ -1032,7 +1178,7 @@ impl Pass<'_> {
             Var::Global(slot) => self
                 .ck
                 .globals
-                .get(name)
+                .get(&*self.gkey(name))
                 .filter(|g| g.slot == slot)
                 .and_then(|g| g.arity),
             Var::Local(_) | Var::Capture(_) => None,
@@ -1044,14 +1190,16 @@ impl Pass<'_> {
     fn declare(&mut self, name: &str, mutable: bool, ty: Ty) -> Var {
         let span = std::mem::take(&mut self.binding_span);
         if self.at_top_level() {
-            if let Some(g) = self.ck.globals.get_mut(name) {
+            let key = self.gkey(name).into_owned();
+            if let Some(g) = self.ck.globals.get_mut(&key) {
                 g.visible = true;
                 g.ty = ty;
                 g.mutable = mutable;
                 return Var::Global(g.slot);
             }
             self.declare_global(name, mutable, None, true);
-            if let Some(g) = self.ck.globals.get_mut(name) {
+            let key = self.gkey(name).into_owned();
+            if let Some(g) = self.ck.globals.get_mut(&key) {
                 g.ty = ty;
                 return Var::Global(g.slot);
             }
@@ -1239,14 +1387,24 @@ impl Pass<'_> {
                 });
                 Ty::Unit
             }
-            StmtKind::Import(_) => {
-                self.err(
-                    Diagnostic::error(
-                        s.span,
-                        "`import` is reserved: this version of twill has no modules",
-                    )
-                    .with_note("a program is one file; the standard library is always available"),
-                );
+            StmtKind::Import(imp) => {
+                if !self.at_top_level() || self.past_imports {
+                    self.err(
+                        Diagnostic::error(
+                            s.span,
+                            "`import` must come before every other statement of a file",
+                        )
+                        .with_note("imports are statements at the top of a file (spec §10.8)"),
+                    );
+                }
+                if let Some((kw, _)) = &imp.alias {
+                    if kw.name != "as" {
+                        self.err(
+                            Diagnostic::error(kw.span, format!("expected `as`, found `{}`", kw.name))
+                                .with_note("`import a.b as c` binds the module `a.b` to the name `c`"),
+                        );
+                    }
+                }
                 Ty::Unit
             }
             StmtKind::Error => Ty::Unit,
@@ -1467,13 +1625,15 @@ impl Pass<'_> {
         if let Some(c) = &ctx {
             captures.extend(c.captures.iter().map(|(_, src, _)| *src));
         }
-        let name = decl
-            .name
-            .as_ref()
-            .map(|n| n.name.as_str())
-            .unwrap_or("<anonymous>");
+        // A module's top-level function is named with its module, in call
+        // stacks (`nn.mlp_forward`).
+        let name = match &decl.name {
+            Some(n) if self.fns.len() == 1 => self.gkey(&n.name).into_owned(),
+            Some(n) => n.name.clone(),
+            None => "<anonymous>".to_string(),
+        };
         hir::Function {
-            name: name.into(),
+            name: name.as_str().into(),
             params,
             required: u32::try_from(required).unwrap_or(u32::MAX),
             ret: ret.as_ref().map(RtType::from_ty),
@@ -1896,7 +2056,20 @@ impl Pass<'_> {
                 (H::Binary(*op, Box::new(ha), Box::new(hb)), ty)
             }
             A::Call { callee, args } => self.call(callee, args, span),
+            A::MethodCall(m) if self.module_of(&m.receiver).is_some() => {
+                self.module_call(&m.receiver, &m.method, &m.args, span)
+            }
             A::MethodCall(m) => self.method(&m.receiver, &m.method, &m.args),
+            A::Field { base, name } if self.module_of(base).is_some() => {
+                let Some(key) = self.module_of(base) else {
+                    return (expr(H::Unit, span), Ty::Unknown);
+                };
+                let shown = dotted_path(base).unwrap_or_default();
+                match self.module_member(&key, &shown, name) {
+                    Some((slot, ty, _)) => (H::Load(Var::Global(slot)), ty),
+                    None => (H::Unit, Ty::Unknown),
+                }
+            }
             A::Field { base, name } if name.name.starts_with(|c: char| c.is_ascii_digit()) => {
                 let (h, t) = self.expr(base);
                 let (i, ty) = self.tuple_field(&t, name);
@@ -2124,7 +2297,7 @@ impl Pass<'_> {
             && self
                 .ck
                 .globals
-                .get(&name.name)
+                .get(&*self.gkey(&name.name))
                 .is_some_and(|g| g.decl != Some(name.span))
         {
             return Ty::Unknown;
@@ -2158,7 +2331,7 @@ impl Pass<'_> {
             Var::Global(slot) => self
                 .ck
                 .globals
-                .get(name)
+                .get(&*self.gkey(name))
                 .filter(|g| g.slot == slot)
                 .and_then(|g| g.decl),
             Var::Local(slot) => self
@@ -2343,12 +2516,12 @@ impl Pass<'_> {
                     "wrap it in a function to pass it around: `fn(x) {{ {n}(x) }}`"
                 )),
             );
-        } else if self.ck.structs.contains_key(n) {
+        } else if self.ck.structs.contains_key(&*self.gkey(n)) {
             self.err(Diagnostic::error(
                 span,
                 format!("`{n}` is a struct type; build one with `{n} {{ … }}`"),
             ));
-        } else if self.ck.globals.contains_key(n) && self.fns.len() == 1 {
+        } else if self.ck.globals.contains_key(&*self.gkey(n)) && self.fns.len() == 1 {
             self.err(
                 Diagnostic::error(span, format!("`{n}` is used before its definition"))
                     .with_label("not defined yet at this point"),
@@ -2819,12 +2992,12 @@ impl Pass<'_> {
                 };
                 return (H::Builtin(b, hargs), ty);
             }
-            if self.ck.structs.contains_key(n) {
+            if self.ck.structs.contains_key(&*self.gkey(n)) {
                 self.err(Diagnostic::error(
                     callee.span,
                     format!("`{n}` is a struct; build one with `{n} {{ field: value, … }}`"),
                 ));
-            } else if self.ck.globals.contains_key(n) && self.fns.len() == 1 {
+            } else if self.ck.globals.contains_key(&*self.gkey(n)) && self.fns.len() == 1 {
                 self.err(
                     Diagnostic::error(callee.span, format!("`{n}` is used before its definition"))
                         .with_label("not defined yet at this point"),
@@ -2851,6 +3024,99 @@ impl Pass<'_> {
             span,
             "this value",
         )
+    }
+
+    /// The key of the module `e` names (spec §10.8): a name an import bound,
+    /// or a dotted chain of names an import bound together (`import a.b`
+    /// binds `a.b`), when no variable of that name hides it.
+    fn module_of(&mut self, e: &ast::Expr) -> Option<String> {
+        if self.aliases.is_empty() {
+            return None;
+        }
+        let path = dotted_path(e)?;
+        let key = self.aliases.get(&path)?.clone();
+        let first = path.split('.').next().unwrap_or_default();
+        if self.lookup(first).is_some() {
+            return None;
+        }
+        Some(key)
+    }
+
+    /// A module's member `shown.member`: its global slot, type and arity;
+    /// `None` (reported) for a private or unknown member.
+    fn module_member(
+        &mut self,
+        key: &str,
+        shown: &str,
+        member: &ast::Ident,
+    ) -> Option<(u32, Ty, Option<usize>)> {
+        if member.name.starts_with('_') {
+            self.err(
+                Diagnostic::error(
+                    member.span,
+                    format!("`{}` is private to the module `{shown}`", member.name),
+                )
+                .with_note("a module's names that start with `_` are for the module itself"),
+            );
+            return None;
+        }
+        let full = format!("{key}.{}", member.name);
+        if let Some(g) = self.ck.globals.get(&full) {
+            return Some((g.slot, g.ty.clone(), g.arity));
+        }
+        let prefix = format!("{key}.");
+        let mut members: Vec<&str> = self
+            .ck
+            .globals
+            .keys()
+            .chain(self.ck.structs.keys())
+            .filter_map(|k| k.strip_prefix(prefix.as_str()))
+            .filter(|k| !k.starts_with('_'))
+            .collect();
+        members.sort_unstable();
+        let help = self
+            .showing()
+            .then(|| suggest::did_you_mean(&member.name, members.iter().copied()))
+            .flatten();
+        let note = if self.ck.structs.contains_key(&full) {
+            format!(
+                "`{shown}.{}` is a struct: build one with `{shown}.{} {{ … }}`",
+                member.name, member.name
+            )
+        } else {
+            format!("its members are: {}", members.join(", "))
+        };
+        self.err(
+            Diagnostic::error(
+                member.span,
+                format!("the module `{shown}` has no member `{}`", member.name),
+            )
+            .with_label("unknown member")
+            .with_note(note)
+            .with_help(help),
+        );
+        None
+    }
+
+    /// `m.f(…)`: a call of a module's function (spec §10.8), checked as a
+    /// call of any function the checker knows.
+    fn module_call(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Arg],
+        span: Span,
+    ) -> (H, Ty) {
+        let Some(key) = self.module_of(receiver) else {
+            return (H::Unit, Ty::Unknown);
+        };
+        let shown = dotted_path(receiver).unwrap_or_default();
+        let Some((slot, ty, arity)) = self.module_member(&key, &shown, method) else {
+            self.args(args);
+            return (H::Unit, Ty::Unknown);
+        };
+        let name = format!("{shown}.{}", method.name);
+        self.user_call(Target::Global(slot), method.span, &ty, arity, args, span, &name)
     }
 
     /// A call of a user function or a function value (spec §10.5):
@@ -3269,7 +3535,8 @@ impl Pass<'_> {
     }
 
     fn struct_lit(&mut self, name: &ast::Ident, fields: &[(ast::Ident, ast::Expr)], span: Span) -> (H, Ty) {
-        let Some((def, tys)) = self.ck.structs.get(&name.name).cloned() else {
+        let key = self.struct_key(&name.name);
+        let Some((def, tys)) = self.ck.structs.get(&key).cloned() else {
             self.err(
                 Diagnostic::error(name.span, format!("unknown struct `{}`", name.name))
                     .with_label("not defined"),

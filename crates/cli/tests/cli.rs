@@ -354,3 +354,51 @@ fn the_engine_can_be_chosen_and_both_agree() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("unknown engine `jit`"), "{}", stderr(&bad));
 }
+
+/// Modules (spec §10.8): a program importing two modules of its own (one
+/// of which imports the other) and one found on `TWILL_PATH`; and a
+/// program whose own module has a static error, reported in that file at
+/// its line, with exit 2 and nothing run. Without `TWILL_PATH` the third
+/// module is not found.
+#[test]
+fn modules_from_the_program_directory_and_twill_path() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let run = |file: &str, path: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+        cmd.current_dir(&root)
+            .args(["run", file])
+            .env("NO_COLOR", "1")
+            .env_remove("TWILL_PATH");
+        if let Some(p) = path {
+            cmd.env("TWILL_PATH", p);
+        }
+        cmd.output().expect("twill runs")
+    };
+    let ok = run("testdata/modules/_app/main.tw", Some("testdata/modules/_path"));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "90 180\n");
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    let bad = run(
+        "testdata/modules/_app/broken_main.tw",
+        Some("/nonexistent:testdata/modules/_path"),
+    );
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(bad.stdout.is_empty(), "nothing runs");
+    assert!(
+        err.starts_with("error: argument 1 of `scales.double` must be `F64`, not `Str`"),
+        "{err}"
+    );
+    assert!(err.contains("testdata/modules/_app/faulty.tw:3:21"), "{err}");
+
+    let missing = run("testdata/modules/_app/main.tw", None);
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{err}");
+    assert!(err.contains("error: no module `scales`"), "{err}");
+    assert!(err.contains("testdata/modules/_app/main.tw:5:8"), "{err}");
+}

@@ -45,7 +45,11 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     entries.sort();
     for p in entries {
         if p.is_dir() {
-            if p.file_name().is_some_and(|n| n == "vectors") {
+            // Oracle data, and modules the programs beside them import.
+            if p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "vectors" || n.starts_with('_'))
+            {
                 continue;
             }
             collect(&p, out);

@@ -160,7 +160,11 @@ impl RuntimeError {
                 lines.push(at(frames[i]));
                 lines.push(at(frames[i + 1]));
                 lines.push(TraceLine {
-                    text: format!("… {} more frames of {name} …", grouped(run - 3)),
+                    text: format!(
+                        "… {} more frame{} of {name} …",
+                        grouped(run - 3),
+                        if run - 3 == 1 { "" } else { "s" }
+                    ),
                     span: None,
                 });
                 lines.push(at(frames[i + run - 1]));

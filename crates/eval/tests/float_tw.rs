@@ -119,32 +119,32 @@ impl Lib {
     }
 
     fn format_number(&mut self, x: f64) -> Result<String, String> {
-        match self.call("float_format_number", vec![Value::F64(x)])? {
+        match self.call("float.format_number", vec![Value::F64(x)])? {
             Value::Str(s) => Ok(s.to_string()),
-            other => Err(format!("float_format_number returned a {}", other.type_name())),
+            other => Err(format!("float.format_number returned a {}", other.type_name())),
         }
     }
 
     fn narrow(&mut self, x: f64, fmt: FloatFormat) -> Result<u32, String> {
         let args = vec![Value::F64(x), int(fmt.exp_bits()), int(fmt.man_bits())];
-        match self.call("float_narrow", args)? {
-            Value::Int(i) => u32::try_from(i).map_err(|_| format!("float_narrow returned {i}")),
-            other => Err(format!("float_narrow returned a {}", other.type_name())),
+        match self.call("float.narrow", args)? {
+            Value::Int(i) => u32::try_from(i).map_err(|_| format!("float.narrow returned {i}")),
+            other => Err(format!("float.narrow returned a {}", other.type_name())),
         }
     }
 
     fn widen(&mut self, bits: u32, fmt: FloatFormat) -> Result<f64, String> {
         let args = vec![int(bits), int(fmt.exp_bits()), int(fmt.man_bits())];
-        match self.call("float_widen", args)? {
+        match self.call("float.widen", args)? {
             Value::F64(x) => Ok(x),
-            other => Err(format!("float_widen returned a {}", other.type_name())),
+            other => Err(format!("float.widen returned a {}", other.type_name())),
         }
     }
 
     fn shortest(&mut self, bits: u32, exp_bits: u32, man_bits: u32) -> Result<String, String> {
-        match self.call("float_shortest", vec![int(bits), int(exp_bits), int(man_bits)])? {
+        match self.call("float.shortest", vec![int(bits), int(exp_bits), int(man_bits)])? {
             Value::Str(s) => Ok(s.to_string()),
-            other => Err(format!("float_shortest returned a {}", other.type_name())),
+            other => Err(format!("float.shortest returned a {}", other.type_name())),
         }
     }
 }
@@ -459,7 +459,7 @@ fn format_number_breaks_exact_ties_to_even() {
         assert_eq!(
             lib.format_number(x).as_deref(),
             Ok(want),
-            "float_format_number({x:?})"
+            "float.format_number({x:?})"
         );
     }
 }

@@ -142,9 +142,14 @@ pub struct Session {
     sources: SourceMap,
     checker: Checker,
     interp: Interp,
-    /// The standard library's files loaded so far (each is loaded the first
-    /// time a source names it; see `twill_eval::stdlib`).
-    stdlib: twill_eval::stdlib::Loaded,
+    /// The modules imported so far (spec §10.8), by path, with the key
+    /// their names have in the checker (the dotted name of their first
+    /// import): each is loaded, checked and run once per session, however
+    /// it is imported.
+    modules: std::collections::HashMap<String, String>,
+    /// Modules checked but not yet run, in the order they run (before the
+    /// next module `run` is given).
+    pending: Vec<hir::Module>,
     /// The kind of the last run's runtime error, if it ended in one.
     last_error: Option<ErrorKind>,
 }
@@ -163,7 +168,8 @@ impl Session {
             sources,
             checker,
             interp,
-            stdlib: Default::default(),
+            modules: Default::default(),
+            pending: Vec::new(),
             last_error: None,
         }
     }
@@ -227,29 +233,21 @@ impl Session {
                 types: Vec::new(),
             };
         }
-        // The library files this source names are loaded first, so their
-        // names are defined when it is checked.
-        let text = self.sources.get(file).map_or("", |s| s.text.as_str());
-        let needed = twill_eval::stdlib::needed(text, &self.stdlib);
-        let sources = &mut self.sources;
-        if let Err(msg) = twill_eval::stdlib::load(
-            &needed,
-            &mut self.stdlib,
-            &mut self.checker,
-            &mut self.interp,
-            &mut |name, text| sources.add(format!("<stdlib>/{name}"), text),
-        ) {
+        // The modules it imports are loaded, checked and queued to run
+        // first (spec §10.8).
+        let name = self.sources.get(file).map_or(String::new(), |s| s.name.clone());
+        let mut stack = vec![name];
+        let (diagnostics, imports) = self.load_imports(&parsed.program, &mut stack);
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            self.pending.clear();
             return Checked {
                 file,
-                diagnostics: vec![Diagnostic::error(
-                    Span::new(file, 0, 0),
-                    format!("internal error in twill (please report it): {msg}"),
-                )],
+                diagnostics,
                 module: None,
                 types: Vec::new(),
             };
         }
-        let out = self.checker.check_program(parsed.program);
+        let out = self.checker.check_program_with(parsed.program, imports);
         Checked {
             file,
             diagnostics: out.diagnostics,
@@ -258,11 +256,160 @@ impl Session {
         }
     }
 
+    /// Loads the modules `program` imports, and theirs first (spec §10.8):
+    /// each is found next to the importing file, then in each directory of
+    /// `TWILL_PATH`, then in the bundled standard library; parsed, checked
+    /// as a module and queued to run, once per session. `stack` holds the
+    /// files being loaded (an import of one of them is a cycle). Returns
+    /// the diagnostics: errors stop the program.
+    fn load_imports(
+        &mut self,
+        program: &twill_syntax::ast::Program,
+        stack: &mut Vec<String>,
+    ) -> (Vec<Diagnostic>, Vec<(String, String)>) {
+        use twill_syntax::ast::StmtKind;
+        let mut diagnostics = Vec::new();
+        let mut imports = Vec::new();
+        for s in &program.stmts {
+            let StmtKind::Import(imp) = &s.kind else {
+                // Only the imports at the top are loaded; the checker
+                // reports any other.
+                break;
+            };
+            let key = imp.dotted();
+            let span = match (imp.path.first(), imp.path.last()) {
+                (Some(a), Some(b)) => Span::new(a.span.file, a.span.start as usize, b.span.end as usize),
+                _ => s.span,
+            };
+            let importer = stack.last().cloned().unwrap_or_default();
+            let found = match self.find_module(&key, &importer) {
+                Ok(found) => found,
+                Err(d) => {
+                    diagnostics.push(d.relocate(span));
+                    continue;
+                }
+            };
+            if let Some(at) = stack.iter().position(|path| *path == found.0) {
+                let mut files: Vec<&str> = stack[at..].iter().map(String::as_str).collect();
+                files.push(found.0.as_str());
+                diagnostics.push(
+                    Diagnostic::error(span, format!("import cycle: {}", files.join(" → ")))
+                        .with_label("imported again here")
+                        .with_note(
+                            "modules may not import each other in a cycle; move what they share into a third",
+                        ),
+                );
+                continue;
+            }
+            if let Some(k) = self.modules.get(&found.0) {
+                imports.push((imp.binding(), k.clone()));
+                continue;
+            }
+            // Two files imported under one dotted name get two keys.
+            let mut key = key;
+            let taken = |k: &String, modules: &std::collections::HashMap<String, String>| {
+                modules.values().any(|v| v == k)
+            };
+            if taken(&key, &self.modules) {
+                let base = key.clone();
+                let mut n = 2;
+                while taken(&key, &self.modules) {
+                    key = format!("{base}#{n}");
+                    n += 1;
+                }
+            }
+            let (path, text) = found;
+            let id = self.sources.add(path.clone(), text);
+            let source = self.sources.get(id).map_or("", |s| s.text.as_str());
+            let parsed = twill_syntax::parse(source, id);
+            if !parsed.errors.is_empty() {
+                diagnostics.extend(parsed.errors);
+                continue;
+            }
+            stack.push(path.clone());
+            let (inner, inner_imports) = self.load_imports(&parsed.program, stack);
+            stack.pop();
+            let failed = inner.iter().any(Diagnostic::is_error);
+            diagnostics.extend(inner);
+            if failed {
+                continue;
+            }
+            let out = self.checker.check_module(parsed.program, &key, inner_imports);
+            diagnostics.extend(out.diagnostics);
+            if let Some(module) = out.module {
+                self.pending.push(module);
+                self.modules.insert(path, key.clone());
+                imports.push((imp.binding(), key));
+            }
+        }
+        (diagnostics, imports)
+    }
+
+    /// The path and text of the module `key` imported by the file at
+    /// `importer`: `a.b` is `a/b.tw` next to it, else in a `TWILL_PATH`
+    /// directory, else the bundled library's file of that name.
+    fn find_module(&mut self, key: &str, importer: &str) -> Result<(String, String), Diagnostic> {
+        let rel = format!("{}.tw", key.replace('.', "/"));
+        let dir = std::path::Path::new(importer)
+            .parent()
+            .filter(|_| !importer.starts_with('<'))
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default();
+        let mut dirs = vec![dir];
+        if let Some(path) = self.interp.host().env_var("TWILL_PATH") {
+            dirs.extend(
+                path.split(':')
+                    .filter(|d| !d.is_empty())
+                    .map(std::path::PathBuf::from),
+            );
+        }
+        let mut looked = Vec::new();
+        for d in dirs {
+            let candidate = d.join(&rel).to_string_lossy().into_owned();
+            match self.interp.host().read_file(&candidate) {
+                Ok(bytes) => {
+                    let text =
+                        utf8_source(&candidate, bytes).map_err(|m| Diagnostic::error(Span::default(), m))?;
+                    return Ok((candidate, text));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => looked.push(candidate),
+                Err(e) => {
+                    return Err(Diagnostic::error(
+                        Span::default(),
+                        format!("cannot read the module `{key}` from `{candidate}`: {e}"),
+                    ))
+                }
+            }
+        }
+        if let Some((name, text)) = twill_eval::stdlib::FILES.iter().find(|(n, _)| *n == rel) {
+            return Ok((format!("<stdlib>/{name}"), (*text).to_string()));
+        }
+        let names: Vec<&str> = twill_eval::stdlib::FILES
+            .iter()
+            .map(|(n, _)| n.trim_end_matches(".tw"))
+            .collect();
+        Err(Diagnostic::error(Span::default(), format!("no module `{key}`"))
+            .with_label("not found")
+            .with_note(format!(
+                "looked for {} (and TWILL_PATH's directories), then in the standard library: {}",
+                looked.join(", "),
+                names.join(", ")
+            )))
+    }
+
     /// Runs a checked module; its value when it ends with an expression.
     /// Output is flushed before an error is returned, so it comes before
     /// the error's report.
     pub fn run(&mut self, module: &hir::Module) -> Result<Option<Value>, Diagnostic> {
-        let result = self.interp.run(module, &self.checker.global_names());
+        let names = self.checker.global_names();
+        for m in std::mem::take(&mut self.pending) {
+            if let Err(e) = self.interp.run(&m, &names) {
+                self.interp.flush();
+                self.last_error = Some(e.kind);
+                return Err(e.to_diagnostic());
+            }
+        }
+        let result = self.interp.run(module, &names);
         self.interp.flush();
         self.last_error = result.as_ref().err().map(|e| e.kind);
         result.map_err(|e| e.to_diagnostic())

@@ -91,7 +91,7 @@ fn an_error_inside_the_standard_library_is_shown_in_its_file() {
     let host = CaptureHost::new();
     host.add_file(
         "prog.tw",
-        "let x = ones([2, 3])\nlet y = nn_cross_entropy(x, ones([5, 7]))\n",
+        "import nn\nlet x = ones([2, 3])\nlet y = nn.cross_entropy(x, ones([5, 7]))\n",
     );
     let mut reporter = CollectReporter::default();
     assert_eq!(
@@ -106,8 +106,8 @@ error: shapes [2, 3] and [5, 7] cannot be broadcast together
     │       ─────────────────┬────────────────  
     │                        ╰────────────────── here
 ────╯
-  at <top level> (prog.tw:2:9)
-  at nn_cross_entropy (<stdlib>/nn.tw:60:7)
+  at <top level> (prog.tw:3:9)
+  at nn.cross_entropy (<stdlib>/nn.tw:60:7)
 ";
     assert_eq!(reporter.text, want);
 }
@@ -162,7 +162,7 @@ fn the_type_table_agrees_with_type_of() {
         ..Options::default()
     };
     let mut s = Session::new(Box::new(host.clone()), options);
-    for text in ["1 + 2", "ones([2, 3]).to(f16)", "str(3).len() > 0", "nn_one_hot"] {
+    for text in ["1 + 2", "ones([2, 3]).to(f16)", "str(3).len() > 0", "(1, \"a\")"] {
         let file = s.add_source("<test>", text);
         let checked = s.check(file);
         assert!(checked.module.is_some(), "{text}: {:?}", checked.diagnostics);
@@ -186,35 +186,37 @@ fn stdlib_loaded(s: &Session) -> Vec<String> {
         .collect()
 }
 
-/// A library file is loaded the first time a source names it, with the
-/// files it names; a program that names none loads nothing.
+/// A library module is loaded at its first import (spec §10.8), once per
+/// session; a program that imports nothing loads nothing; a program's own
+/// module of the same name next to it is found first.
 #[test]
-fn the_standard_library_is_loaded_when_named() {
+fn the_standard_library_is_loaded_when_imported() {
     let host = CaptureHost::new();
     host.add_file("plain.tw", "print(1)\n");
-    host.add_file("nn.tw", "print(nn_one_hot(tensor([1.0]), 3))\n");
+    host.add_file("uses_nn.tw", "import nn\nprint(nn.one_hot(tensor([1.0]), 3))\n");
     let mut reporter = CollectReporter::default();
     let mut s = session(&host);
     assert_eq!(s.run_path("plain.tw", Mode::Run, &mut reporter), Status::Ok);
     assert!(stdlib_loaded(&s).is_empty(), "{:?}", stdlib_loaded(&s));
-    assert_eq!(s.run_path("nn.tw", Mode::Run, &mut reporter), Status::Ok);
+    assert_eq!(s.run_path("uses_nn.tw", Mode::Run, &mut reporter), Status::Ok);
     assert_eq!(stdlib_loaded(&s), ["<stdlib>/nn.tw"]);
     assert_eq!(host.stdout.text(), "1\n[[0, 1, 0]] f32\n");
-    // A REPL entry naming a file loads it once; later entries find it.
+    // A REPL entry importing a module loads it once; later entries see it.
     assert_eq!(
-        s.entry("let x = float_narrow(0.1, 8, 7)", &mut reporter),
+        s.entry("import float\nlet x = float.narrow(0.1, 8, 7)", &mut reporter),
         Flow::Continue
     );
     assert_eq!(
-        s.entry("print(x, float_narrow(1.0, 5, 10))", &mut reporter),
+        s.entry("print(x, float.narrow(1.0, 5, 10))", &mut reporter),
         Flow::Continue
     );
     assert_eq!(stdlib_loaded(&s), ["<stdlib>/nn.tw", "<stdlib>/float.tw"]);
     assert_eq!(reporter.text, "");
-    // A program's own definition of a library name shadows it, as when
-    // the library was loaded up front; the file is loaded all the same.
-    host.add_file("own.tw", "fn amp_scaler() { 7 }\nprint(amp_scaler())\n");
-    assert_eq!(s.run_path("own.tw", Mode::Run, &mut reporter), Status::Ok);
+    // A module of the program's own beside it wins over the library's.
+    host.add_file("amp.tw", "fn scaler() { 7 }\n");
+    host.add_file("own.tw", "import amp\nprint(amp.scaler())\n");
+    let mut fresh = session(&host);
+    assert_eq!(fresh.run_path("own.tw", Mode::Run, &mut reporter), Status::Ok);
     assert!(host.stdout.text().ends_with("\n7\n"), "{}", host.stdout.text());
-    assert_eq!(stdlib_loaded(&s).len(), 3);
+    assert!(stdlib_loaded(&fresh).is_empty());
 }

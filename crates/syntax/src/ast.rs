@@ -54,9 +54,36 @@ pub enum StmtKind {
     Return(Option<Expr>),
     Break,
     Continue,
-    Import(String),
+    /// `import a.b as c` (spec §10.8): the dotted path, and the alias
+    /// with the word before it (which must be `as`; the checker says so).
+    Import(Box<Import>),
     /// A statement that failed to parse; its error was recorded.
     Error,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    pub path: Vec<Ident>,
+    pub alias: Option<(Ident, Ident)>,
+}
+
+impl Import {
+    /// The module's dotted name, `a.b`.
+    pub fn dotted(&self) -> String {
+        self.path
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
+    /// The name the module is bound to: the alias, else the dotted path.
+    pub fn binding(&self) -> String {
+        match &self.alias {
+            Some((_, a)) => a.name.clone(),
+            None => self.dotted(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -68,6 +68,12 @@ impl Diagnostic {
         }
     }
 
+    /// The same diagnostic at another place.
+    pub fn relocate(mut self, span: Span) -> Diagnostic {
+        self.span = span;
+        self
+    }
+
     pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
         self.label = label.into();
         self
