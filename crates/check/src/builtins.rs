@@ -76,11 +76,13 @@ builtins! {
         Err = "Err", "a failed Res";
         Some = "Some", "an Opt holding a value";
         Assert = "assert", "stop with an error if the condition is false";
-        ReadText = "read_text", "the contents of a text file";
-        WriteText = "write_text", "write a Str to a file, atomically";
-        ReadCsv = "read_csv", "read a CSV file of numbers into an f64 tensor";
-        LoadNpy = "load_npy", "load a tensor from a NumPy .npy file";
-        SaveNpy = "save_npy", "save a tensor to a NumPy .npy file, atomically";
+        ReadText = "read_text", "the contents of a text file, a Res[Str, Str]";
+        WriteText = "write_text", "write a Str to a file, atomically; a Res[Unit, Str]";
+        ReadCsv = "read_csv", "read a CSV file with a header row into a Dict of its columns by name (numeric columns f64 tensors, others Arr[Str]); a Res";
+        WriteCsv = "write_csv", "write a Dict of equally long columns (rank-1 tensors or Arrs) as a CSV file with a header row, atomically; a Res[Unit, Str]";
+        LoadNpy = "load_npy", "load a tensor from a NumPy .npy file, a Res[Tensor, Str]";
+        SaveNpy = "save_npy", "save a tensor to a NumPy .npy file, atomically; a Res[Unit, Str]";
+        ReadLine = "read_line", "the next line of standard input without its newline, an Opt[Str] (None at the end)";
         Clock = "clock", "seconds since the program started, an F64";
         F64Bits = "f64_bits", "the IEEE bit pattern of an F64, as an Int";
         F64FromBits = "f64_from_bits", "the F64 whose bit pattern is this Int";
@@ -288,7 +290,10 @@ impl Builtin {
             Builtin::Autodiff(Autodiff::BackwardScaled) => (4, Some(4), &[]),
             Builtin::Host(HostFn::Range) => (1, Some(3), &[]),
             Builtin::Host(HostFn::Assert) => (1, Some(2), &[]),
-            Builtin::Host(HostFn::WriteText) | Builtin::Host(HostFn::SaveNpy) => (2, Some(2), &[]),
+            Builtin::Host(HostFn::WriteText)
+            | Builtin::Host(HostFn::SaveNpy)
+            | Builtin::Host(HostFn::WriteCsv) => (2, Some(2), &[]),
+            Builtin::Host(HostFn::ReadLine) => (0, Some(0), &[]),
             Builtin::Host(HostFn::ReadCsv) | Builtin::Host(HostFn::LoadNpy) => (1, Some(1), &[]),
             Builtin::Host(HostFn::Str)
             | Builtin::Host(HostFn::Arr)
@@ -344,13 +349,17 @@ impl Builtin {
             Builtin::Host(HostFn::Print)
             | Builtin::Host(HostFn::Seed)
             | Builtin::Host(HostFn::Exit)
-            | Builtin::Host(HostFn::Assert)
-            | Builtin::Host(HostFn::WriteText)
-            | Builtin::Host(HostFn::SaveNpy) => Ty::Unit,
-            Builtin::Host(HostFn::ReadCsv) => {
-                Ty::Res(Box::new(Ty::Arr(Box::new(Ty::Unknown))), Box::new(Ty::Str))
-            }
-            Builtin::Host(HostFn::LoadNpy) => Ty::Tensor(None),
+            | Builtin::Host(HostFn::Assert) => Ty::Unit,
+            Builtin::Host(HostFn::WriteText)
+            | Builtin::Host(HostFn::SaveNpy)
+            | Builtin::Host(HostFn::WriteCsv) => Ty::Res(Box::new(Ty::Unit), Box::new(Ty::Str)),
+            Builtin::Host(HostFn::ReadCsv) => Ty::Res(
+                Box::new(Ty::Dict(Box::new(Ty::Str), Box::new(Ty::Unknown))),
+                Box::new(Ty::Str),
+            ),
+            Builtin::Host(HostFn::LoadNpy) => Ty::Res(Box::new(Ty::Tensor(None)), Box::new(Ty::Str)),
+            Builtin::Host(HostFn::ReadText) => Ty::Res(Box::new(Ty::Str), Box::new(Ty::Str)),
+            Builtin::Host(HostFn::ReadLine) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) => Ty::Str,
             Builtin::Host(HostFn::Sorted) => {
@@ -361,7 +370,7 @@ impl Builtin {
                 };
                 Ty::Arr(Box::new(elem))
             }
-            Builtin::Host(HostFn::Str) | Builtin::Host(HostFn::ReadText) => Ty::Str,
+            Builtin::Host(HostFn::Str) => Ty::Str,
             Builtin::Host(HostFn::Args) => Ty::Arr(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Range) => Ty::Range,
             Builtin::Host(HostFn::Arr) => Ty::Arr(Box::new(match first {

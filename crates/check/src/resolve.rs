@@ -2945,6 +2945,19 @@ impl Pass<'_> {
                 // A tensor operation types by the registry's dtype rule when
                 // it works on tensors (always, or for those that also take
                 // host numbers, when an argument is a tensor).
+                // `min(a)`, `max(a)`, `sum(a)` of an Arr of numbers are host
+                // values (spec §10.7).
+                if let (Some(Op::Min | Op::Max | Op::Sum), [Ty::Arr(el)], 1) =
+                    (b.op(), tys.as_slice(), raw.len())
+                {
+                    let ty = if matches!(**el, Ty::Int | Ty::F64) {
+                        (**el).clone()
+                    } else {
+                        Ty::Unknown
+                    };
+                    let hargs = bind_slots(raw, 0, |k| b.op().and_then(|op| op.spec().param_index(k)));
+                    return (H::Builtin(b, hargs), ty);
+                }
                 let tensor_op = b.op().and_then(|op| match op.spec().host {
                     Host::No => Some(op),
                     Host::Unary(_) | Host::Binary(_) | Host::Clip => {

@@ -402,3 +402,20 @@ fn modules_from_the_program_directory_and_twill_path() {
     assert!(err.contains("error: no module `scales`"), "{err}");
     assert!(err.contains("testdata/modules/_app/main.tw:5:8"), "{err}");
 }
+
+/// `read_line()` (spec §9): the lines of standard input without their
+/// endings (`\r\n` too), the last one even without a newline, then `None`.
+#[test]
+fn read_line_reads_standard_input_a_line_at_a_time() {
+    let src = "var n = 0\nwhile true {\n    match read_line() {\n        \
+               Some(l) => { n += 1; print(f\"{n}: {l}\") },\n        None => { break },\n    }\n}\n\
+               print(read_line())\n";
+    let dir = std::env::temp_dir().join(format!("twill-read-line-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("lines.tw");
+    std::fs::write(&prog, src).unwrap();
+    let o = twill(&["run", prog.to_str().unwrap()], "one\r\ntwo\n\nthree");
+    assert_eq!(stdout(&o), "1: one\n2: two\n3: \n4: three\nNone\n");
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

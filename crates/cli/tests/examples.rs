@@ -69,3 +69,38 @@ fn accumulation_reproduces_the_seed_table() {
     assert!(out.contains("1000   32   0.68   100   0"), "{out}");
     assert!(out.contains("5000   32   0.936   500   0"), "{out}");
 }
+
+#[test]
+fn wordfreq_prints_the_top_ten_in_aligned_columns() {
+    let o = run_example("wordfreq.tw");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "examples/data/numbers.txt: 393 words, 168 distinct",
+        "{out}"
+    );
+    assert_eq!(lines[1], "rank  word         count   share");
+    assert_eq!(lines[3], "   1  the             48  12.21%");
+    assert_eq!(lines.len(), 13, "a header, a rule and ten rows:\n{out}");
+    // Every row is as wide as the header: the columns line up.
+    assert!(lines[1..].iter().all(|l| l.len() == lines[1].len()), "{out}");
+}
+
+#[test]
+fn stats_summarises_csv_columns_by_name() {
+    let o = run_example("stats.tw");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // The figures agree with Python's statistics module on the same file
+    // (population standard deviation, NumPy's default quantiles).
+    assert!(
+        out.contains("p20         1,797    7.098    6.174    0.000    1.000    6.000   13.000   16.000"),
+        "{out}"
+    );
+    assert!(
+        out.contains("label       1,797    4.491    2.865    0.000    2.000    4.000    7.000    9.000"),
+        "{out}"
+    );
+    assert!(out.contains("     8    174    9.7%  #########"), "{out}");
+}

@@ -388,6 +388,81 @@ fn write_values(
 pub(crate) type ArgVec = SmallVec<[Value; 4]>;
 
 /// A builtin of host values on its positional arguments.
+/// `min`, `max` or `sum` of an Arr of numbers: an Int when every element
+/// is an Int (the sum checked for overflow), else an F64 (a NaN makes
+/// `min`/`max` NaN, as the tensor forms do). `sum` of an empty Arr is 0;
+/// `min` and `max` of one are errors.
+fn arr_reduce(op: Op, items: &[Value], span: Span) -> R<Value> {
+    let name = op.spec().name;
+    let mut all_int = true;
+    for v in items {
+        match v {
+            Value::Int(_) => {}
+            Value::F64(_) => all_int = false,
+            other => {
+                return fail(
+                    span,
+                    format!("`{name}` of an Arr needs numbers, not a `{}`", other.type_name()),
+                )
+            }
+        }
+    }
+    if items.is_empty() && op != Op::Sum {
+        return fail(span, format!("`{name}` of an empty Arr"));
+    }
+    let num = |v: &Value| match v {
+        Value::Int(i) => *i as f64,
+        Value::F64(x) => *x,
+        _ => 0.0,
+    };
+    if all_int {
+        let ints = items.iter().map(|v| if let Value::Int(i) = v { *i } else { 0 });
+        return match op {
+            Op::Min => Ok(Value::Int(ints.min().unwrap_or(0))),
+            Op::Max => Ok(Value::Int(ints.max().unwrap_or(0))),
+            _ => {
+                let mut acc: i64 = 0;
+                for i in ints {
+                    acc = acc.checked_add(i).ok_or(()).or_else(|_| {
+                        fail_as(
+                            ErrorKind::Overflow,
+                            span,
+                            "Int overflow: the sum does not fit in 64 bits",
+                        )
+                    })?;
+                }
+                Ok(Value::Int(acc))
+            }
+        };
+    }
+    let xs = items.iter().map(num);
+    Ok(Value::F64(match op {
+        Op::Min => xs.fold(f64::INFINITY, |a, x| {
+            if x.is_nan() || a.is_nan() {
+                f64::NAN
+            } else {
+                a.min(x)
+            }
+        }),
+        Op::Max => xs.fold(f64::NEG_INFINITY, |a, x| {
+            if x.is_nan() || a.is_nan() {
+                f64::NAN
+            } else {
+                a.max(x)
+            }
+        }),
+        _ => xs.sum(),
+    }))
+}
+
+/// An I/O result as a twill `Res`: the value, or the message as a Str.
+fn res(r: Result<Value, String>) -> Value {
+    match r {
+        Ok(v) => Value::Ok(Rc::new(v)),
+        Err(m) => Value::Err(Rc::new(Value::str(m))),
+    }
+}
+
 /// A rank-0 tensor holding an integral value becomes that Int; anything
 /// else is left for the caller's own type error.
 pub(crate) fn int_like(v: &mut Value) {
@@ -572,17 +647,41 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                 format!("`assert` needs a Bool, not `{}`", other.type_name()),
             ),
         },
+        // Every I/O function returns a Res (spec §9, changed in §10.6): a
+        // failure is an `Err` with the message, for `?`, `match` or
+        // `unwrap`; only a wrong argument type is a runtime error.
         HostFn::ReadText => {
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`read_text` needs a path (Str)");
             };
-            match cx.host().read_text(path.as_str()) {
+            Ok(res(match cx.host().read_text(path.as_str()) {
                 Ok(s) => Ok(Value::str(s)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    fail_as(ErrorKind::Io, span, format!("file not found: {path}"))
-                }
-                Err(e) => fail_as(ErrorKind::Io, span, format!("cannot read {path}: {e}")),
-            }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!("file not found: {path}")),
+                Err(e) => Err(format!("cannot read {path}: {e}")),
+            }))
+        }
+        HostFn::ReadLine => Ok(match cx.host().read_line() {
+            Ok(Some(line)) => Value::Some(Rc::new(Value::str(line))),
+            Ok(None) => Value::None,
+            Err(e) => return fail_as(ErrorKind::Io, span, format!("cannot read standard input: {e}")),
+        }),
+        HostFn::WriteCsv => {
+            let Value::Str(path) = arg(0) else {
+                return fail(span, "`write_csv` needs a path (Str) and a Dict of columns");
+            };
+            let cols = arg(1);
+            let Value::Dict(cols) = &cols else {
+                return fail(
+                    span,
+                    format!("`write_csv` needs a Dict of columns, not `{}`", cols.type_name()),
+                );
+            };
+            let text = crate::data::csv_text(cols).or_else(|m| fail(span, m))?;
+            Ok(res(cx
+                .host()
+                .write_file(&path, text.as_bytes())
+                .map(|_| Value::Unit)
+                .map_err(|e| format!("cannot write {path}: {e}"))))
         }
         HostFn::ReadCsv => {
             let Value::Str(path) = arg(0) else {
@@ -597,7 +696,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             let Value::Str(path) = arg(0) else {
                 return fail(span, "`load_npy` needs a path (Str)");
             };
-            crate::data::load_npy(cx.host(), path.as_str()).or_else(|m| fail_as(ErrorKind::Io, span, m))
+            Ok(res(crate::data::load_npy(cx.host(), path.as_str())))
         }
         HostFn::SaveNpy => {
             let Value::Str(path) = arg(0) else {
@@ -610,18 +709,19 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                     format!("`save_npy` needs a tensor, not `{}`", t.type_name()),
                 );
             };
-            crate::data::save_npy(cx.host(), path.as_str(), t)
-                .map(|_| Value::Unit)
-                .or_else(|m| fail_as(ErrorKind::Io, span, m))
+            Ok(res(
+                crate::data::save_npy(cx.host(), path.as_str(), t).map(|_| Value::Unit)
+            ))
         }
         HostFn::WriteText => {
             let (Value::Str(path), Value::Str(text)) = (arg(0), arg(1)) else {
                 return fail(span, "`write_text` needs a path and a Str");
             };
-            cx.host()
+            Ok(res(cx
+                .host()
                 .write_file(&path, text.as_bytes())
-                .or_else(|e| fail_as(ErrorKind::Io, span, format!("cannot write {path}: {e}")))?;
-            Ok(Value::Unit)
+                .map(|_| Value::Unit)
+                .map_err(|e| format!("cannot write {path}: {e}"))))
         }
         HostFn::Clock => Ok(Value::F64(cx.host().clock())),
         HostFn::Exit => match argv.first().cloned().unwrap_or(Value::Int(0)) {
@@ -1480,6 +1580,13 @@ impl ArgSpans<'_> {
 /// slots, recorded on a tape when an operand is tracked. An error about
 /// one argument points at that argument.
 pub(crate) fn call_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<Value> {
+    // `min(a)`, `max(a)`, `sum(a)` of an Arr of numbers are host values
+    // (spec §10.7).
+    if let (Op::Min | Op::Max | Op::Sum, Some(Some(Value::Arr(items))), true) =
+        (op, slots.first(), slots.iter().skip(1).all(Option::is_none))
+    {
+        return arr_reduce(op, items, span);
+    }
     crate::autodiff::op(op, &slots).or_else(|e| {
         let here = e.arg.and_then(|slot| at.of(slot)).unwrap_or(span);
         fail_as(ErrorKind::Tensor, here, e.message)

@@ -4,16 +4,11 @@
 //! says what is wrong. The builtin table wraps them; nothing here panics on
 //! any input, however malformed.
 //!
-//! **`read_csv` gives an `Arr` of columns in header order**: a column whose
-//! cells are all numbers is a rank-1 f64 tensor, any other an `Arr[Str]`.
-//! This is the spec's sentence taken literally, and it is the shape training
-//! code wants: `cols[i]` is a column, `stack(feature_cols, axis=1)` makes the
-//! design matrix. The header names are not part of the value (the language
-//! has no record or map a column could be looked up by; an entry of
-//! `[name, column]` pairs would make every positional use index twice);
-//! a program needs them rarely, and can get an unquoted header with
-//! `read_text(p)?.split("\n")[0].split(",")`. The header row still counts:
-//! it fixes the number of columns, and errors name the column it names.
+//! **`read_csv` gives a `Dict` of columns keyed by header name, in header
+//! order** (spec §9): a column whose cells are all numbers is a rank-1 f64
+//! tensor, any other an `Arr[Str]`. `cols["price"]` is a column by name,
+//! and `cols.values()` the columns in order (`stack(cols.values()[0:64],
+//! axis=1)` makes a design matrix). `write_csv` writes such a Dict back.
 //!
 //! CSV is RFC 4180 (comma, `"` quoting with `""` for a quote, quoted fields
 //! may hold commas and newlines, `\n` or `\r\n` line ends), plus what
@@ -40,7 +35,7 @@ use twill_tensor::{dispatch, DType, Tensor, TensorError};
 
 use twill_host::Host;
 
-use crate::value::Value;
+use crate::value::{DictKey, DictVal, Value};
 
 /// The whole file, or a message saying why it cannot be read.
 fn read_file(host: &mut dyn Host, path: &str) -> Result<Vec<u8>, String> {
@@ -55,12 +50,92 @@ fn read_file(host: &mut dyn Host, path: &str) -> Result<Vec<u8>, String> {
 
 // ---------------------------------------------------------------- CSV --
 
-/// Reads a CSV file with a header row into an `Arr` of its columns, in
-/// header order (see the module comment for the rules).
+/// Reads a CSV file with a header row into a `Dict` of its columns keyed
+/// by header name, in header order (spec §9; see the module comment for
+/// the rules). Two columns of one name are an error.
 pub(crate) fn read_csv(host: &mut dyn Host, path: &str) -> Result<Value, String> {
     let bytes = read_file(host, path)?;
-    let columns = parse_csv(&bytes, path)?;
-    Ok(Value::Arr(Rc::new(columns)))
+    let (names, columns) = parse_csv(&bytes, path)?;
+    let mut d = DictVal::default();
+    for (name, col) in names.into_iter().zip(columns) {
+        let key = DictKey::Str(Rc::new(name.clone()));
+        if d.get(&key).is_some() {
+            return Err(format!("{path}: two columns are named {name:?}"));
+        }
+        d.insert(key, col)?;
+    }
+    Ok(Value::Dict(Rc::new(d)))
+}
+
+/// The text of a CSV file for `write_csv` (spec §9): a header row of the
+/// Dict's keys, then one row per element of its columns, which are rank-1
+/// tensors or Arrs of one length. Numbers are written as `print` writes
+/// them (the shortest text that reads back to the same value), Bools as
+/// `true`/`false`, and a field with a comma, a quote, a line break or
+/// space at either end is quoted (RFC 4180).
+// A column of any kind but a tensor or an Arr is the same error.
+#[allow(clippy::wildcard_enum_match_arm)]
+pub(crate) fn csv_text(cols: &DictVal) -> Result<String, String> {
+    let mut header = Vec::new();
+    let mut columns: Vec<Vec<String>> = Vec::new();
+    for (k, v) in cols.iter() {
+        let DictKey::Str(name) = k else {
+            return Err(format!(
+                "`write_csv` needs Str column names, not {}",
+                crate::print::repr(&k.to_value())
+            ));
+        };
+        let cells: Vec<String> = match v {
+            Value::Arr(items) => items.iter().map(crate::print::display).collect(),
+            t @ (Value::Tensor(_) | Value::Tracked(_)) => {
+                let Some(t) = t.as_tensor() else {
+                    return Err("`write_csv`: a column could not be read".into());
+                };
+                if t.ndim() != 1 {
+                    return Err(format!(
+                        "`write_csv`: column {name:?} is a tensor of shape {:?}; a column is rank 1",
+                        t.shape()
+                    ));
+                }
+                t.scalars().map(twill_tensor::display::format_scalar).collect()
+            }
+            other => {
+                return Err(format!(
+                    "`write_csv`: column {name:?} is a `{}`; a column is a rank-1 tensor or an Arr",
+                    other.type_name()
+                ))
+            }
+        };
+        if let Some(first) = columns.first() {
+            if first.len() != cells.len() {
+                return Err(format!(
+                    "`write_csv`: column {name:?} has {} values, but {:?} has {}",
+                    cells.len(),
+                    header.first().map_or("", |h: &String| h.as_str()),
+                    first.len()
+                ));
+            }
+        }
+        header.push(name.to_string());
+        columns.push(cells);
+    }
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n', '\r']) || s.starts_with([' ', '\t']) || s.ends_with([' ', '\t']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    out.push_str(&header.iter().map(|h| field(h)).collect::<Vec<_>>().join(","));
+    out.push('\n');
+    let rows = columns.first().map_or(0, Vec::len);
+    for r in 0..rows {
+        let row: Vec<String> = columns.iter().map(|c| field(&c[r])).collect();
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// One column while the data rows are scanned: its numbers for as long as
@@ -75,7 +150,7 @@ struct ColumnScan {
 /// result: the first checks the structure and parses numbers, the second
 /// (only when some column is not numeric) collects the text of the string
 /// columns.
-fn parse_csv(bytes: &[u8], path: &str) -> Result<Vec<Value>, String> {
+fn parse_csv(bytes: &[u8], path: &str) -> Result<(Vec<String>, Vec<Value>), String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
@@ -163,7 +238,7 @@ fn parse_csv(bytes: &[u8], path: &str) -> Result<Vec<Value>, String> {
         }
     }
 
-    scans
+    let columns = scans
         .into_iter()
         .zip(texts)
         .zip(numeric)
@@ -174,7 +249,8 @@ fn parse_csv(bytes: &[u8], path: &str) -> Result<Vec<Value>, String> {
             }
             _ => Ok(Value::Arr(Rc::new(text))),
         })
-        .collect()
+        .collect::<Result<Vec<Value>, String>>()?;
+    Ok((names, columns))
 }
 
 /// An RFC 4180 tokenizer that yields one record at a time. Fields borrow
@@ -716,7 +792,7 @@ mod tests {
     }
 
     fn csv(text: &str) -> Result<Vec<Value>, String> {
-        parse_csv(text.as_bytes(), "t.csv")
+        parse_csv(text.as_bytes(), "t.csv").map(|(_, cols)| cols)
     }
 
     fn as_f64(v: &Value) -> Vec<f64> {
@@ -823,10 +899,19 @@ mod tests {
     #[test]
     fn csv_the_digits_example() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/digits.csv");
-        let Value::Arr(cols) = read_csv(&mut host(), path).unwrap() else {
-            panic!("an Arr")
+        let Value::Dict(d) = read_csv(&mut host(), path).unwrap() else {
+            panic!("a Dict")
         };
-        assert_eq!(cols.len(), 65);
+        let names: Vec<String> = d
+            .iter()
+            .map(|(k, _)| crate::print::display(&k.to_value()))
+            .collect();
+        assert_eq!(names.len(), 65);
+        assert_eq!(
+            (names[0].as_str(), names[63].as_str(), names[64].as_str()),
+            ("p0", "p63", "label")
+        );
+        let cols: Vec<Value> = d.iter().map(|(_, v)| v.clone()).collect();
         let label = as_f64(&cols[64]);
         assert_eq!(label.len(), 1797);
         assert_eq!(&label[..3], &[0.0, 1.0, 2.0]);

@@ -57,6 +57,10 @@ pub trait Host {
     /// Everything left on standard input.
     fn read_stdin(&mut self) -> io::Result<Vec<u8>>;
 
+    /// The next line of standard input without its line ending (`\n` or
+    /// `\r\n`), or `None` at the end of the input (`read_line`, spec §9).
+    fn read_line(&mut self) -> io::Result<Option<String>>;
+
     /// Where `print` writes.
     fn stdout(&mut self) -> &mut dyn Write;
 
@@ -93,6 +97,18 @@ fn too_long_for_str() -> io::Error {
 
 /// `bytes` as text, or an `InvalidData` error worded as the standard
 /// library words it.
+/// A line's text without its line ending.
+fn line_text(mut bytes: Vec<u8>) -> io::Result<String> {
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the line is not UTF-8 text"))
+}
+
 fn text(bytes: Vec<u8>) -> io::Result<String> {
     String::from_utf8(bytes)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
@@ -207,6 +223,17 @@ impl Host for RealHost {
         read_all(io::stdin(), 0, usize::MAX)
     }
 
+    /// A prompt the program printed goes out before the wait for input.
+    fn read_line(&mut self) -> io::Result<Option<String>> {
+        let _ = self.stdout.flush();
+        let mut bytes = Vec::new();
+        let n = io::BufRead::read_until(&mut io::stdin().lock(), b'\n', &mut bytes)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        line_text(bytes).map(Some)
+    }
+
     fn stdout(&mut self) -> &mut dyn Write {
         &mut self.stdout
     }
@@ -315,6 +342,20 @@ impl Host for CaptureHost {
 
     fn read_stdin(&mut self) -> io::Result<Vec<u8>> {
         Ok(std::mem::take(&mut self.stdin))
+    }
+
+    fn read_line(&mut self) -> io::Result<Option<String>> {
+        if self.stdin.is_empty() {
+            return Ok(None);
+        }
+        let end = self
+            .stdin
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(self.stdin.len(), |i| i + 1);
+        let rest = self.stdin.split_off(end);
+        let line = std::mem::replace(&mut self.stdin, rest);
+        line_text(line).map(Some)
     }
 
     fn stdout(&mut self) -> &mut dyn Write {

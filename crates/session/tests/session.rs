@@ -29,8 +29,8 @@ fn files_are_read_and_written_through_the_host() {
     let host = CaptureHost::new();
     host.add_file(
         "prog.tw",
-        "write_text(\"out.txt\", \"abc\")\nprint(read_text(\"out.txt\"))\n\
-         save_npy(\"t.npy\", ones([2]))\nprint(load_npy(\"t.npy\"))\n",
+        "write_text(\"out.txt\", \"abc\")?\nprint(read_text(\"out.txt\")?)\n\
+         save_npy(\"t.npy\", ones([2]))?\nprint(load_npy(\"t.npy\")?)\n",
     );
     let mut reporter = CollectReporter::default();
     let status = session(&host).run_path("prog.tw", Mode::Run, &mut reporter);
