@@ -1419,10 +1419,16 @@ impl Pass<'_> {
         span: Span,
         out: &mut Vec<hir::Stmt>,
     ) {
-        let expected = if op.is_none() {
-            self.lvalue_type(target).map(|(t, _)| t)
+        let sliced = if let A::Index { base, items } = &target.kind {
+            matches!(&items[..], [ast::IndexItem::Slice { .. }]).then_some(base)
         } else {
             None
+        };
+        let expected = match (sliced, op) {
+            // `a[i:j] = [..]`: a slice of an Arr is assigned an Arr.
+            (Some(base), None) => self.lvalue_type(base).map(|(t, _)| t),
+            (None, None) => self.lvalue_type(target).map(|(t, _)| t),
+            (_, Some(_)) => None,
         };
         let (v, vty) = self.expr_expect(value, expected.as_ref());
         let Some((root, path, root_ty)) = self.lvalue(target, "assign to") else {

@@ -52,7 +52,7 @@ pub(crate) fn norm_index(idx: &Value, len: usize) -> Result<usize, Failure> {
 }
 
 /// Python slice bounds: clamps, negative indices from the end, step ≠ 0.
-fn slice_indices(
+pub(crate) fn slice_indices(
     start: Option<i64>,
     stop: Option<i64>,
     step: Option<i64>,
@@ -87,7 +87,7 @@ fn slice_indices(
     Ok(out)
 }
 
-fn as_int(v: &Option<(Value, Span)>) -> R<Option<i64>> {
+pub(crate) fn as_int(v: &Option<(Value, Span)>) -> R<Option<i64>> {
     match v {
         None => Ok(None),
         Some((Value::Int(i), _)) => Ok(Some(*i)),

@@ -89,6 +89,8 @@ pub enum Engine {
 pub(crate) enum Key {
     Index(Value, Span),
     Field(Member, Span),
+    /// `a[i:j:k]`, the last step of an assignment (spec §10.7).
+    Slice(Box<[Option<(Value, Span)>; 3]>, Span),
 }
 
 impl Interp {
@@ -1397,6 +1399,15 @@ impl Interp {
                     run_body!();
                 }
             }
+            t @ (Value::Tensor(_) | Value::Tracked(_)) => {
+                return fail(
+                    iter_span,
+                    format!(
+                        "cannot iterate over a rank-0 tensor (a `{}` holding one value); use .item() for the value",
+                        t.type_name()
+                    ),
+                )
+            }
             other => {
                 return fail(
                     iter_span,
@@ -1510,6 +1521,12 @@ impl Interp {
         for k in init {
             place = child_mut(place, k, &syms, false).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         }
+        if let Key::Slice(bounds, sspan) = last {
+            if op.is_some() {
+                return fail(*sspan, "a slice takes `=` only: `a[i:j] = b`");
+            }
+            return slice_assign(place, bounds, v, *sspan);
+        }
         // `d[k] = v` adds a key; `d[k] += v` needs it already.
         let slot = child_mut(place, last, &syms, op.is_none()).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
         if let Some(op) = op {
@@ -1530,6 +1547,9 @@ impl Interp {
                     let mut ks = self.index_keys(items, f)?;
                     match (ks.pop(), ks.is_empty()) {
                         (Some(IndexKey::Single(v, _)), true) => keys.push(Key::Index(v, *span)),
+                        (Some(IndexKey::Slice(a, b, c)), true) => {
+                            keys.push(Key::Slice(Box::new([a, b, c]), *span))
+                        }
                         _ => return fail(*span, "only a single index can be assigned to"),
                     }
                 }
@@ -1805,6 +1825,62 @@ pub(crate) fn fast_clone(v: &Value) -> Value {
 
 type PlaceErr = (ErrorKind, String, Span);
 
+/// `a[i:j:k] = b` on an Arr (spec §10.7), as Python does it: with no step
+/// (or step 1) the slice is replaced by the elements of `b`, which may be
+/// longer or shorter; with another step `b` must have one element for each
+/// position of the slice.
+fn slice_assign(place: &mut Value, bounds: &[Option<(Value, Span)>; 3], v: Value, span: Span) -> R<()> {
+    let Value::Arr(rc) = place else {
+        return fail(
+            span,
+            format!(
+                "cannot assign to a slice of a `{}`; slices of an Arr can be assigned",
+                place.type_name()
+            ),
+        );
+    };
+    let Value::Arr(new) = v else {
+        return fail(
+            span,
+            format!("a slice is assigned an Arr, not a `{}`", v.type_name()),
+        );
+    };
+    let (start, stop, step) = (
+        builtins::as_int(&bounds[0])?,
+        builtins::as_int(&bounds[1])?,
+        builtins::as_int(&bounds[2])?,
+    );
+    let items = Rc::make_mut(rc);
+    let at = builtins::slice_indices(start, stop, step, items.len()).or_else(|m| fail(span, m))?;
+    if step.unwrap_or(1) == 1 {
+        let lo = at.first().copied().unwrap_or_else(|| {
+            // An empty slice inserts at its start, clamped as Python does.
+            let n = items.len() as i64;
+            let s = start.unwrap_or(0);
+            (if s < 0 { (s + n).max(0) } else { s.min(n) }) as usize
+        });
+        let hi = at.last().map_or(lo, |&i| i + 1);
+        let extra = new.len().saturating_sub(hi - lo);
+        crate::ops::reserve_arr(items, extra).or_else(|f| fail_with(span, f))?;
+        items.splice(lo..hi, new.iter().cloned());
+        return Ok(());
+    }
+    if at.len() != new.len() {
+        return fail(
+            span,
+            format!(
+                "a slice with a step has {} positions, but the Arr assigned has {} elements",
+                at.len(),
+                new.len()
+            ),
+        );
+    }
+    for (i, x) in at.into_iter().zip(new.iter()) {
+        items[i] = x.clone();
+    }
+    Ok(())
+}
+
 /// The element or field `key` of `place`, to assign to; with `create`, a
 /// key missing from a Dict is added (as Unit, for the caller to set).
 fn child_mut<'v>(
@@ -1840,6 +1916,11 @@ fn child_mut<'v>(
                 *span,
             )),
         },
+        Key::Slice(_, span) => Err((
+            ErrorKind::Invalid,
+            "a slice can only be the last step of an assignment: `a[i:j] = b`".into(),
+            *span,
+        )),
         Key::Field(member, span) => {
             let name = |syms: &[Rc<str>]| match (member.sym(), member) {
                 (Some(s), _) => syms.get(s.0 as usize).cloned().unwrap_or_else(|| Rc::from("?")),
