@@ -1899,16 +1899,16 @@ fn child_mut<'v>(
             Value::Dict(rc) => {
                 let k = DictKey::of(idx).map_err(|m| (ErrorKind::Invalid, m, *span))?;
                 let d = Rc::make_mut(rc);
-                if d.get(&k).is_none() {
-                    if !create {
-                        let msg = format!("key {} is not in the Dict", crate::print::repr(idx));
-                        return Err((ErrorKind::Index, msg, *span));
-                    }
-                    d.insert(k.clone(), Value::Unit)
-                        .map_err(|m| (ErrorKind::Invalid, m, *span))?;
+                if create {
+                    return d.slot(&k).map_err(|m| (ErrorKind::Invalid, m, *span));
                 }
-                d.get_mut(&k)
-                    .ok_or_else(|| (ErrorKind::Index, "a Dict lost a key".into(), *span))
+                match d.get_mut(&k) {
+                    Some(v) => Ok(v),
+                    None => {
+                        let msg = format!("key {} is not in the Dict", crate::print::repr(idx));
+                        Err((ErrorKind::Index, msg, *span))
+                    }
+                }
             }
             other => Err((
                 ErrorKind::Invalid,

@@ -153,7 +153,65 @@ impl DictKey {
 #[derive(Clone, Debug, Default)]
 pub struct DictVal {
     entries: Vec<Option<(DictKey, Value)>>,
-    index: std::collections::HashMap<DictKey, usize>,
+    index: std::collections::HashMap<DictKey, usize, std::hash::BuildHasherDefault<KeyHasher>>,
+}
+
+/// The Dict index's hash (FxHash's multiply-and-rotate): a key is an Int,
+/// a short Str, a Bool or a DType, and SipHash, the standard map's
+/// default, spent a third of a Dict-heavy program's time hashing them.
+/// Hash flooding is no concern for a program's own data; the order of a
+/// Dict is its insertion order, never the hash's, so nothing printed
+/// depends on it.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl KeyHasher {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(Self::K);
+    }
+}
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in chunks.by_ref() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    fn write_i64(&mut self, i: i64) {
+        self.add(i as u64);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn write_isize(&mut self, i: isize) {
+        self.add(i as u64);
+    }
 }
 
 impl DictVal {
@@ -178,8 +236,10 @@ impl DictVal {
     /// Sets `k` to `v`: an existing key keeps its place, a new one goes
     /// last. Fails only when memory runs out.
     pub fn insert(&mut self, k: DictKey, v: Value) -> Result<(), String> {
-        if let Some(slot) = self.get_mut(&k) {
-            *slot = v;
+        if let Some(&i) = self.index.get(&k) {
+            if let Some(Some((_, slot))) = self.entries.get_mut(i) {
+                *slot = v;
+            }
             return Ok(());
         }
         let n = self.len();
@@ -189,6 +249,27 @@ impl DictVal {
         self.index.insert(k.clone(), self.entries.len());
         self.entries.push(Some((k, v)));
         Ok(())
+    }
+
+    /// The value of `k`, added as Unit when it is missing (for the caller
+    /// to set): one lookup where `get_mut` then `insert` would take three.
+    pub fn slot(&mut self, k: &DictKey) -> Result<&mut Value, String> {
+        let i = match self.index.get(k) {
+            Some(&i) => i,
+            None => {
+                let n = self.len();
+                let out_of_memory = |_| format!("cannot grow a Dict of {n} entries: out of memory");
+                self.entries.try_reserve(1).map_err(out_of_memory)?;
+                self.index.try_reserve(1).map_err(out_of_memory)?;
+                self.index.insert(k.clone(), self.entries.len());
+                self.entries.push(Some((k.clone(), Value::Unit)));
+                self.entries.len() - 1
+            }
+        };
+        match self.entries.get_mut(i) {
+            Some(Some((_, v))) => Ok(v),
+            _ => Err("a Dict lost a key".into()),
+        }
     }
 
     /// Removes `k`, giving its value.
