@@ -341,6 +341,7 @@ impl Gen<'_> {
                 self.line(&format!("assert({c}, {msg})"));
             }
             14 => self.growth(),
+            15 if self.rng.chance(50) => self.host_v2(),
             _ => {
                 let e = self.op_call(3, None);
                 self.line(&format!("print({e})"));
@@ -431,7 +432,13 @@ impl Gen<'_> {
             self.scope = saved.clone();
             b
         };
-        if self.rng.chance(50) {
+        if self.rng.chance(25) {
+            // Defaults and keywords (spec §10.5).
+            let d = self.int(1);
+            self.line(&format!("fn {f}(p, q = {d}) {{ {body} + q }}"));
+            let (a, b) = (self.int(1), self.int(1));
+            self.line(&format!("print({f}({a}), {f}({a}, q={b}), {f}(q={b}, p={a}))"));
+        } else if self.rng.chance(50) {
             self.line(&format!("fn {f}(p) {{ {body} }}"));
         } else {
             let k = self.int(1);
@@ -440,6 +447,46 @@ impl Gen<'_> {
         self.scope.fns.push(f.clone());
         let arg = self.int(2);
         self.line(&format!("print({f}({arg}))"));
+    }
+
+    /// Tuples, destructuring, Dict items, tuple patterns and slice
+    /// assignment (spec §10.1, §10.2, §10.7).
+    fn host_v2(&mut self) {
+        match self.rng.below(4) {
+            0 => {
+                let (a, b) = (self.name("t"), self.name("t"));
+                let (x, y) = (self.any(1), self.any(1));
+                let kw = if self.rng.chance(50) { "var" } else { "let" };
+                self.line(&format!("{kw} ({a}, {b}) = ({x}, {y})"));
+                self.line(&format!("print({a}, {b}, ({a}, {b}), ({a},), ({a}, ({b},)).1.0)"));
+            }
+            1 => {
+                let (k, v) = (self.name("k"), self.name("v"));
+                let (x, y) = (self.int(1), self.any(1));
+                self.line(&format!("for ({k}, {v}) in [\"x\": {x}, \"y\": {y}].items() {{"));
+                self.indent += 1;
+                self.line(&format!("print({k}, {v})"));
+                self.indent -= 1;
+                self.line("}");
+            }
+            2 => {
+                let (x, y) = (self.int(1), self.str_expr(1));
+                self.line(&format!("match ({x}, {y}) {{"));
+                self.indent += 1;
+                self.line("(0, s) => print(\"zero\", s),");
+                self.line("(n, _) => print(n),");
+                self.indent -= 1;
+                self.line("}");
+            }
+            _ => {
+                let a = self.name("s");
+                let (lo, hi) = (self.slice_bound(), self.slice_bound());
+                let (x, y) = (self.int(1), self.int(1));
+                self.line(&format!("var {a}: Arr[Int] = [1, 2, 3, 4]"));
+                self.line(&format!("{a}[{lo}:{hi}] = [{x}, {y}]"));
+                self.line(&format!("print({a}, min({a}), sum({a}))"));
+            }
+        }
     }
 
     fn match_stmt(&mut self) {
