@@ -1254,6 +1254,10 @@ impl Interp {
                     let H::Method(m) = &e.kind else {
                         continue;
                     };
+                    if let Some(v) = self.dict_lookup(base + recv as usize, base + args as usize, m) {
+                        store(&mut self.stack[base + dst as usize], v);
+                        continue;
+                    }
                     let r = take(&mut self.stack[base + recv as usize]);
                     let slots = self.take_slots(base + args as usize, &m.args);
                     let v =
@@ -2082,6 +2086,39 @@ impl Interp {
 
     /// The argument slots of a call whose values compiled code left in the
     /// registers from `at` on, in `args`' order (as `eval_slots` makes them).
+    /// `d.get(k)`, `d.get(k, default)` and `d.contains(k)` on a Dict in
+    /// register `recv` with positional arguments from register `at`: the
+    /// lookup in place, without the argument vectors of a method call
+    /// (the compiled engine's fast path; `None` sends the call the general
+    /// way, which gives the same value and every error).
+    fn dict_lookup(&mut self, recv: usize, at: usize, m: &hir::MethodCall) -> Option<Value> {
+        let h = m.method.host?;
+        let n = m.args.items.len();
+        let fits = (h == HostMethod::Get && (n == 1 || n == 2)) || (h == HostMethod::Contains && n == 1);
+        if !fits
+            || m.args.slots as usize != n + 1
+            || m.args
+                .items
+                .iter()
+                .enumerate()
+                .any(|(k, (slot, _))| *slot as usize != k + 1)
+        {
+            return None;
+        }
+        let Value::Dict(d) = self.stack.get(recv)? else {
+            return None;
+        };
+        let key = DictKey::of(self.stack.get(at)?).ok()?;
+        let found = d.get(&key).cloned();
+        Some(match (h, found) {
+            (HostMethod::Contains, f) => Value::Bool(f.is_some()),
+            (_, Some(v)) if n == 2 => v,
+            (_, None) if n == 2 => take(&mut self.stack[at + 1]),
+            (_, Some(v)) => Value::Some(Rc::new(v)),
+            (_, None) => Value::None,
+        })
+    }
+
     fn take_slots(&mut self, at: usize, args: &hir::Args) -> Vec<Option<Value>> {
         let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
         for (k, (slot, _)) in args.items.iter().enumerate() {
