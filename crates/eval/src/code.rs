@@ -616,7 +616,7 @@ impl Compiler {
                     }
                 }
                 let end = self.here();
-                self.patch(test, at_else);
+                self.patch_all(&test, at_else);
                 self.patch(done, end);
                 d
             }
@@ -826,9 +826,29 @@ impl Compiler {
         (ra, rb)
     }
 
-    /// The test of an `if` or `while`: a jump (to be patched) taken when
-    /// `c` is false; a comparison is fused with it.
-    fn jump_unless(&mut self, c: &hir::Expr, what: Truth) -> usize {
+    /// The test of an `if` or `while`: the jumps (to be patched) taken when
+    /// `c` is false; a comparison is fused with its jump, `a and b` is the
+    /// tests of `a` then of `b`, each jumping out when false, and `a or b`
+    /// tests `b` only when `a` is false (the tree walker's order, and its
+    /// message for an operand that is not a Bool).
+    fn jump_unless(&mut self, c: &hir::Expr, what: Truth) -> Vec<usize> {
+        if let H::And(a, b) = &c.kind {
+            let mut jumps = self.jump_unless(a, Truth::And);
+            jumps.extend(self.jump_unless(b, Truth::And));
+            return jumps;
+        }
+        // `a or b`: when `a` holds, straight to what follows the test;
+        // else the test of `b`.
+        if let H::Or(a, b) = &c.kind {
+            let a_false = self.jump_unless(a, Truth::Or);
+            let a_true = self.emit(Op::Jump { to: NONE });
+            let at_b = self.here();
+            self.patch_all(&a_false, at_b);
+            let jumps = self.jump_unless(b, Truth::Or);
+            let after = self.here();
+            self.patch(a_true, after);
+            return jumps;
+        }
         let mark = self.next;
         let at = match &c.kind {
             H::Binary(op, a, b) if op.is_comparison() => {
@@ -864,7 +884,14 @@ impl Compiler {
             }
         };
         self.next = mark;
-        at
+        vec![at]
+    }
+
+    /// Patches every jump of a test to `to`.
+    fn patch_all(&mut self, jumps: &[usize], to: u32) {
+        for &j in jumps {
+            self.patch(j, to);
+        }
     }
 
     /// Compiles `e` for its effect only: a block, `if` or loop whose value
@@ -887,12 +914,12 @@ impl Compiler {
                         let at_else = self.here();
                         self.effect(o);
                         let end = self.here();
-                        self.patch(test, at_else);
+                        self.patch_all(&test, at_else);
                         self.patch(done, end);
                     }
                     None => {
                         let end = self.here();
-                        self.patch(test, end);
+                        self.patch_all(&test, end);
                     }
                 }
             }
@@ -971,7 +998,7 @@ impl Compiler {
                 self.emit(Op::Poll { span: poll });
                 self.loops.push(Loop {
                     cont: head,
-                    exits: vec![test],
+                    exits: test,
                 });
                 self.effect(body);
                 self.emit(Op::Jump { to: head });
