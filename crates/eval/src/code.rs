@@ -8,11 +8,12 @@
 //! the speed of host code: literals, variables, arithmetic and comparisons
 //! (Int and F64 inline, the rest through `interp::binary`, shared with the
 //! tree walker), a comparison fused with the `if`/`while` test that reads
-//! it, a literal right operand as a constant, `for` over a range as a
+//! it (through `and` and `or` too), a literal right operand as a constant, `for` over a range as a
 //! counted loop (over an Arr or a Str too), `and`/`or`/`not`, blocks, `let`, assignment (plain,
 //! compound, and through fields and single indices), field reads, single
 //! index reads, calls of user functions, builtins and methods (arguments
-//! in registers, then the shared `call_builtin`/`call_method`), mutating
+//! in registers, then the shared `call_builtin`/`call_method`; a Dict's
+//! `get` and `contains` in place), mutating
 //! methods of a local (`xs.push(v)`, in place), `return`,
 //! `break` and `continue` as jumps, flat list literals (through the shared
 //! `list_value`). Every other expression (slices, closures, `match`,
