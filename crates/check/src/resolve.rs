@@ -1170,17 +1170,17 @@ impl Pass<'_> {
         self.find(depth, name)
     }
 
+    /// The global `name` of this file when it has this slot.
+    fn global_at(&self, name: &str, slot: u32) -> Option<&GlobalInfo> {
+        self.ck.globals.get(&*self.gkey(name)).filter(|g| g.slot == slot)
+    }
+
     /// The parameter count of the named function `name` resolved to, when
     /// it is a global one. By name, not by scanning every global for the
     /// slot: a program of many functions made that quadratic.
     fn global_arity(&self, name: &str, var: Var) -> Option<usize> {
         match var {
-            Var::Global(slot) => self
-                .ck
-                .globals
-                .get(&*self.gkey(name))
-                .filter(|g| g.slot == slot)
-                .and_then(|g| g.arity),
+            Var::Global(slot) => self.global_at(name, slot).and_then(|g| g.arity),
             Var::Local(_) | Var::Capture(_) => None,
         }
     }
@@ -1787,26 +1787,11 @@ impl Pass<'_> {
                 (expr(H::ArrList(hs.into_boxed_slice()), e.span), ty)
             }
             (A::Dict(entries), Some(Ty::Dict(_, v))) if !entries.is_empty() => {
-                let mut hs = Vec::with_capacity(entries.len());
-                let (mut kt, mut vt): (Option<Ty>, Option<Ty>) = (None, None);
-                for (k, val) in entries.iter() {
-                    let (hk, tk) = self.expr(k);
-                    let (hv, tv) = self.expr_expect(val, Some(v));
-                    kt = Some(match kt {
-                        None => tk,
-                        Some(acc) => join(acc, &tk),
-                    });
-                    vt = Some(match vt {
-                        None => tv,
-                        Some(acc) => join(acc, &tv),
-                    });
-                    hs.push((hk, hv));
+                let (h, ty) = self.dict_literal(entries, Some(v));
+                if self.ck.record_types {
+                    self.types.push((e.span, ty.clone()));
                 }
-                let ty = Ty::Dict(
-                    Box::new(kt.unwrap_or(Ty::Unknown)),
-                    Box::new(vt.unwrap_or(Ty::Unknown)),
-                );
-                (expr(H::Dict(hs.into_boxed_slice()), e.span), ty)
+                (expr(h, e.span), ty)
             }
             (A::Tuple(items), Some(Ty::Tuple(ts))) if items.len() == ts.len() => {
                 let (hs, tys): (Vec<_>, Vec<_>) = items
@@ -1814,10 +1799,48 @@ impl Pass<'_> {
                     .zip(ts.iter())
                     .map(|(it, t)| self.expr_expect(it, Some(t)))
                     .unzip();
-                (expr(H::Tuple(hs.into_boxed_slice()), e.span), Ty::Tuple(tys))
+                let ty = Ty::Tuple(tys);
+                if self.ck.record_types {
+                    self.types.push((e.span, ty.clone()));
+                }
+                (expr(H::Tuple(hs.into_boxed_slice()), e.span), ty)
             }
             _ => self.expr(e),
         }
+    }
+
+    /// A Dict literal `[k: v, …]`, each value resolved where `expected`
+    /// (the annotated value type, if any) is expected (spec §10.2, §10.3).
+    fn dict_literal(&mut self, entries: &[(ast::Expr, ast::Expr)], expected: Option<&Ty>) -> (H, Ty) {
+        let mut hs = Vec::with_capacity(entries.len());
+        let (mut kt, mut vt): (Option<Ty>, Option<Ty>) = (None, None);
+        for (k, v) in entries.iter() {
+            let (hk, tk) = self.expr(k);
+            let (hv, tv) = self.expr_expect(v, expected);
+            if !matches!(tk, Ty::Int | Ty::Str | Ty::Bool | Ty::DType | Ty::Unknown) {
+                self.err(
+                    Diagnostic::error(
+                        k.span,
+                        format!("a Dict key is an Int, Str, Bool or DType, not `{tk}`"),
+                    )
+                    .with_label(format!("this is {tk}")),
+                );
+            }
+            kt = Some(match kt {
+                None => tk,
+                Some(acc) => join(acc, &tk),
+            });
+            vt = Some(match vt {
+                None => tv,
+                Some(acc) => join(acc, &tv),
+            });
+            hs.push((hk, hv));
+        }
+        let ty = Ty::Dict(
+            Box::new(kt.unwrap_or(Ty::Unknown)),
+            Box::new(vt.unwrap_or(Ty::Unknown)),
+        );
+        (H::Dict(hs.into_boxed_slice()), ty)
     }
 
     fn cond(&mut self, e: &ast::Expr, what: &str) -> hir::Expr {
@@ -1932,37 +1955,7 @@ impl Pass<'_> {
             A::Float(v) => (H::Float(*v), Ty::F64),
             A::Str(s) => (H::Str(Rc::new(s.clone())), Ty::Str),
             A::FStr(parts) => (self.fstring(parts, span), Ty::Str),
-            A::Dict(entries) => {
-                let mut hs = Vec::with_capacity(entries.len());
-                let (mut kt, mut vt): (Option<Ty>, Option<Ty>) = (None, None);
-                for (k, v) in entries.iter() {
-                    let (hk, tk) = self.expr(k);
-                    let (hv, tv) = self.expr(v);
-                    if !matches!(tk, Ty::Int | Ty::Str | Ty::Bool | Ty::DType | Ty::Unknown) {
-                        self.err(
-                            Diagnostic::error(
-                                k.span,
-                                format!("a Dict key is an Int, Str, Bool or DType, not `{tk}`"),
-                            )
-                            .with_label(format!("this is {tk}")),
-                        );
-                    }
-                    kt = Some(match kt {
-                        None => tk,
-                        Some(acc) => join(acc, &tk),
-                    });
-                    vt = Some(match vt {
-                        None => tv,
-                        Some(acc) => join(acc, &tv),
-                    });
-                    hs.push((hk, hv));
-                }
-                let ty = Ty::Dict(
-                    Box::new(kt.unwrap_or(Ty::Unknown)),
-                    Box::new(vt.unwrap_or(Ty::Unknown)),
-                );
-                (H::Dict(hs.into_boxed_slice()), ty)
-            }
+            A::Dict(entries) => self.dict_literal(entries, None),
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
             A::Name(n) => self.name(n, span),
             A::Tuple(items) if items.is_empty() => (H::Unit, Ty::Unit),
@@ -2334,12 +2327,7 @@ impl Pass<'_> {
     /// `var`.
     fn inferred_decl(&mut self, name: &str, var: Var) -> Option<Span> {
         match var {
-            Var::Global(slot) => self
-                .ck
-                .globals
-                .get(&*self.gkey(name))
-                .filter(|g| g.slot == slot)
-                .and_then(|g| g.decl),
+            Var::Global(slot) => self.global_at(name, slot).and_then(|g| g.decl),
             Var::Local(slot) => self
                 .cur()
                 .scopes

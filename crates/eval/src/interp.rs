@@ -573,18 +573,7 @@ impl Interp {
         f: Frame,
         span: Span,
     ) -> R<Value> {
-        let Value::Func(c) = callee else {
-            return fail(
-                span,
-                format!(
-                    "a `{}` is not a function and cannot be called",
-                    callee.type_name()
-                ),
-            );
-        };
-        if args.len() != c.func.params.len() && !arity_ok(&c.func, args.len()) {
-            return fail(span, arity_message(&c.func, args.len()));
-        }
+        let c = callee_of(callee, args.len(), span)?;
         let base = self.stack.len();
         for a in args {
             match self.operand(a, f) {
@@ -615,13 +604,7 @@ impl Interp {
             named.push((name, *nspan, self.eval(e, f)?));
         }
         let Value::Func(c) = &callee else {
-            return fail(
-                span,
-                format!(
-                    "a `{}` is not a function and cannot be called",
-                    callee.type_name()
-                ),
-            );
+            return fail(span, not_callable(&callee));
         };
         let func = &c.func;
         if pos.len() > func.params.len() {
@@ -696,18 +679,7 @@ impl Interp {
     /// Calls a function value with already-evaluated arguments (for
     /// builtins that take functions).
     pub(crate) fn call_with(&mut self, callee: &Value, args: Vec<Value>, span: Span) -> R<Value> {
-        let Value::Func(c) = callee else {
-            return fail(
-                span,
-                format!(
-                    "a `{}` is not a function and cannot be called",
-                    callee.type_name()
-                ),
-            );
-        };
-        if args.len() != c.func.params.len() && !arity_ok(&c.func, args.len()) {
-            return fail(span, arity_message(&c.func, args.len()));
-        }
+        let c = callee_of(callee, args.len(), span)?;
         let base = self.stack.len();
         let n = args.len();
         self.stack.extend(args);
@@ -1038,12 +1010,7 @@ impl Interp {
                     Value::Func(c) if c.func.params.len() == n as usize => {}
                     Value::Func(c) if arity_ok(&c.func, n as usize) => {}
                     Value::Func(c) => return fail(span(s), arity_message(&c.func, n as usize)),
-                    other => {
-                        return fail(
-                            span(s),
-                            format!("a `{}` is not a function and cannot be called", other.type_name()),
-                        )
-                    }
+                    other => return fail(span(s), not_callable(other)),
                 },
                 Op::Call {
                     dst,
@@ -1968,6 +1935,22 @@ fn child_mut<'v>(
             }
         }
     }
+}
+
+fn not_callable(v: &Value) -> String {
+    format!("a `{}` is not a function and cannot be called", v.type_name())
+}
+
+/// The closure a call of `callee` with `n` arguments calls, or the error
+/// when it is not a function or `n` does not fit its parameters.
+fn callee_of(callee: &Value, n: usize, span: Span) -> R<&Rc<Closure>> {
+    let Value::Func(c) = callee else {
+        return fail(span, not_callable(callee));
+    };
+    if n != c.func.params.len() && !arity_ok(&c.func, n) {
+        return fail(span, arity_message(&c.func, n));
+    }
+    Ok(c)
 }
 
 /// Whether a call with `n` arguments gives `func` every parameter without
