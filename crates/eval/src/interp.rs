@@ -1200,6 +1200,18 @@ impl Interp {
                                 .enumerate()
                                 .all(|(k, (slot, _))| *slot as usize == k)
                         {
+                            // `len` of an Arr or a Dict, in place.
+                            if h == twill_check::builtins::HostFn::Len && hargs.items.len() == 1 {
+                                let n = match &self.stack[at] {
+                                    Value::Arr(items) => Some(items.len()),
+                                    Value::Dict(d) => Some(d.len()),
+                                    _ => None,
+                                };
+                                if let Some(n) = n {
+                                    store(&mut self.stack[base + dst as usize], Value::Int(n as i64));
+                                    continue;
+                                }
+                            }
                             let argv = (0..hargs.items.len())
                                 .map(|k| take(&mut self.stack[at + k]))
                                 .collect();
@@ -2067,8 +2079,6 @@ impl Interp {
         Ok(Lit::List(out))
     }
 
-    /// The argument slots of a call whose values compiled code left in the
-    /// registers from `at` on, in `args`' order (as `eval_slots` makes them).
     /// `d.get(k)`, `d.get(k, default)` and `d.contains(k)` on a Dict in
     /// register `recv` with positional arguments from register `at`: the
     /// lookup in place, without the argument vectors of a method call
@@ -2102,6 +2112,8 @@ impl Interp {
         })
     }
 
+    /// The argument slots of a call whose values compiled code left in the
+    /// registers from `at` on, in `args`' order (as `eval_slots` makes them).
     fn take_slots(&mut self, at: usize, args: &hir::Args) -> Vec<Option<Value>> {
         let mut slots: Vec<Option<Value>> = vec![None; args.slots as usize];
         for (k, (slot, _)) in args.items.iter().enumerate() {
