@@ -1285,6 +1285,23 @@ impl Interp {
                     span: s,
                 } => {
                     let steps = code.paths.get(path as usize).map_or(&[][..], |p| &p[..]);
+                    // `a[i] = v` on a local Arr with `i` in range: in place.
+                    if let (Var::Local(r), None, [code::Step::Index { reg, .. }]) = (root, op, steps) {
+                        let ri = base + r as usize;
+                        let at = match (&self.stack[ri], &self.stack[base + *reg as usize]) {
+                            (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
+                                Some(*i as usize)
+                            }
+                            _ => None,
+                        };
+                        if let Some(i) = at {
+                            let v = take(&mut self.stack[base + src as usize]);
+                            if let Value::Arr(rc) = &mut self.stack[ri] {
+                                store(&mut Rc::make_mut(rc)[i], v);
+                            }
+                            continue;
+                        }
+                    }
                     // Paths of up to four steps (all the usual ones) are
                     // assigned without a heap allocation.
                     let mut keys: SmallVec<[Key; 4]> = SmallVec::new();
