@@ -1302,6 +1302,23 @@ impl Interp {
                             continue;
                         }
                     }
+                    // `a[i].f = v` and `a[i].f op= v` on a local Arr of structs,
+                    // numbers for the compound form: in place.
+                    if let (Var::Local(r), [code::Step::Index { reg, .. }, code::Step::Field { m, .. }]) =
+                        (root, steps)
+                    {
+                        if let Some(member) = code.members.get(*m as usize).copied() {
+                            if self.set_elem_field(
+                                base + r as usize,
+                                base + *reg as usize,
+                                member,
+                                op,
+                                base + src as usize,
+                            ) {
+                                continue;
+                            }
+                        }
+                    }
                     // Paths of up to four steps (all the usual ones) are
                     // assigned without a heap allocation.
                     let mut keys: SmallVec<[Key; 4]> = SmallVec::new();
@@ -2094,6 +2111,56 @@ impl Interp {
             });
         }
         Ok(Lit::List(out))
+    }
+
+    /// `a[i].f = v` or `a[i].f op= v` when the local `a` (register `arr`)
+    /// is an Arr, `i` (register `idx`) an Int in range, the element a
+    /// struct with the field `member`, and for `op=` both numbers the
+    /// fast arithmetic takes: done in place, `true`; otherwise nothing is
+    /// touched and the general path runs (the same result, every error).
+    fn set_elem_field(
+        &mut self,
+        arr: usize,
+        idx: usize,
+        member: Member,
+        op: Option<BinOp>,
+        src: usize,
+    ) -> bool {
+        let i = match self.stack.get(idx) {
+            Some(Value::Int(i)) if *i >= 0 => *i as usize,
+            _ => return false,
+        };
+        let (k, old) = match self.stack.get(arr) {
+            Some(Value::Arr(items)) => match items.get(i) {
+                Some(Value::Struct(sv)) => {
+                    // As `child_mut` finds a field.
+                    let k = match member {
+                        Member::Offset(k, _) if (k as usize) < sv.fields.len() => Some(k as usize),
+                        Member::Offset(_, sym) | Member::Dynamic(sym, _) => sv.def.field_offset(sym),
+                        Member::Tensor(_) | Member::Elem(_) => None,
+                    };
+                    match k {
+                        Some(k) => (k, &sv.fields[k]),
+                        None => return false,
+                    }
+                }
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let new = match op {
+            Some(op) => match number_fast(op, old, &self.stack[src]) {
+                Some(v) => v,
+                None => return false,
+            },
+            None => take(&mut self.stack[src]),
+        };
+        if let Value::Arr(rc) = &mut self.stack[arr] {
+            if let Some(Value::Struct(sv)) = Rc::make_mut(rc).get_mut(i) {
+                store(&mut Rc::make_mut(sv).fields[k], new);
+            }
+        }
+        true
     }
 
     /// `d.get(k)`, `d.get(k, default)` and `d.contains(k)` on a Dict in
