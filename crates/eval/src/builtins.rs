@@ -340,7 +340,13 @@ pub(crate) fn call_builtin(
             crate::autodiff::functional::autodiff_builtin(cx, a, slots.into_iter().flatten().collect(), span)
         }
         Builtin::Host(HostFn::Print) => print(cx, slots, at, span),
-        Builtin::Host(h) => host_builtin(cx, h, slots.into_iter().flatten().collect(), span),
+        Builtin::Host(h) => {
+            let mut argv = ArgVec::new();
+            for v in slots.into_iter().flatten() {
+                argv.push(v);
+            }
+            host_builtin(cx, h, argv, span)
+        }
     }
 }
 

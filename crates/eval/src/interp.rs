@@ -1200,11 +1200,12 @@ impl Interp {
                                 .enumerate()
                                 .all(|(k, (slot, _))| *slot as usize == k)
                         {
-                            // `len` of an Arr or a Dict, in place.
+                            // `len` of an Arr, a Dict or a Str, in place.
                             if h == twill_check::builtins::HostFn::Len && hargs.items.len() == 1 {
                                 let n = match &self.stack[at] {
                                     Value::Arr(items) => Some(items.len()),
                                     Value::Dict(d) => Some(d.len()),
+                                    Value::Str(s) => Some(s.chars().count()),
                                     _ => None,
                                 };
                                 if let Some(n) = n {
@@ -1212,9 +1213,12 @@ impl Interp {
                                     continue;
                                 }
                             }
-                            let argv = (0..hargs.items.len())
-                                .map(|k| take(&mut self.stack[at + k]))
-                                .collect();
+                            // Pushed one by one: a `collect` into the inline
+                            // vector was a tenth of a builtin-heavy loop.
+                            let mut argv = builtins::ArgVec::new();
+                            for k in 0..hargs.items.len() {
+                                argv.push(take(&mut self.stack[at + k]));
+                            }
                             let v = builtins::host_builtin(self, h, argv, e.span)?;
                             store(&mut self.stack[base + dst as usize], v);
                             continue;
@@ -1256,8 +1260,10 @@ impl Interp {
                         continue;
                     };
                     let at = base + args as usize;
-                    let argv: builtins::ArgVec =
-                        (0..m.args.len()).map(|k| take(&mut self.stack[at + k])).collect();
+                    let mut argv = builtins::ArgVec::new();
+                    for k in 0..m.args.len() {
+                        argv.push(take(&mut self.stack[at + k]));
+                    }
                     let v = match &mut self.stack[base + slot as usize] {
                         Value::Arr(rc) => builtins::arr_mut_method(Rc::make_mut(rc), m.method, argv)
                             .or_else(|x| fail_with(e.span, x))?,
