@@ -73,6 +73,9 @@ pub struct Interp {
     /// set by `seed(n)`. A random constructor called without `seed=`
     /// takes the stream's next number as its seed.
     rng: u64,
+    /// One empty Arr every `[]` of the compiled engine shares (copied on
+    /// write like any Arr), so making one allocates nothing.
+    empty_arr: Rc<Vec<Value>>,
 }
 
 /// Which engine runs a program's code (spec §15).
@@ -106,6 +109,7 @@ impl Interp {
             codes: Vec::new(),
             code_index: HashMap::new(),
             rng: 0,
+            empty_arr: Rc::new(Vec::new()),
         }
     }
 
@@ -2098,7 +2102,10 @@ impl Interp {
         // As `list_value` decides: no items, or one that is neither a
         // number nor a Bool, make an Arr of the items as they are.
         let scalar = |v: &Value| matches!(v, Value::Int(_) | Value::F64(_) | Value::Bool(_));
-        if n == 0 || self.stack[at..at + n].iter().any(|v| !scalar(v)) {
+        if n == 0 {
+            return Ok(Value::Arr(self.empty_arr.clone()));
+        }
+        if self.stack[at..at + n].iter().any(|v| !scalar(v)) {
             let items: Vec<Value> = (at..at + n).map(|i| take(&mut self.stack[i])).collect();
             return Ok(Value::Arr(Rc::new(items)));
         }
