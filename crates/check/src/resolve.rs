@@ -483,17 +483,27 @@ fn join_var(a: Ty, b: &Ty) -> Ty {
     }
 }
 
+/// The dtype of `a op b` when an operand is a tensor, by the registry's
+/// rules (a comparison is bool even when an operand's dtype is unknown).
+fn tensor_binop_dtype(op: BinOp, a: &Ty, b: &Ty) -> Option<DType> {
+    use twill_tensor::ops::dtypes;
+    let inputs = [dtype_input(a), dtype_input(b)];
+    let result = match tensor_binary_op(op) {
+        Some(bop) => dtypes::binary(bop, inputs[0], inputs[1]),
+        None => dtypes::result(Op::Matmul, &inputs),
+    };
+    result.or(if op.is_comparison() {
+        Some(DType::Bool)
+    } else {
+        None
+    })
+}
+
 /// The type of `a op b` as far as the rules tell it, reporting nothing (a
 /// compound assignment's value, for an inferred `var`).
 fn silent_binop(op: BinOp, a: &Ty, b: &Ty) -> Ty {
     if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
-        use twill_tensor::ops::dtypes;
-        let inputs = [dtype_input(a), dtype_input(b)];
-        let result = match tensor_binary_op(op) {
-            Some(bop) => dtypes::binary(bop, inputs[0], inputs[1]),
-            None => dtypes::result(Op::Matmul, &inputs),
-        };
-        return Ty::Tensor(result);
+        return Ty::Tensor(tensor_binop_dtype(op, a, b));
     }
     if !a.is_known() || !b.is_known() {
         return Ty::Unknown;
@@ -2534,17 +2544,7 @@ impl Pass<'_> {
     fn binary_type(&mut self, op: BinOp, a: (&Ty, Span), b: (&Ty, Span), span: Span) -> Ty {
         let ((a, asp), (b, bsp)) = (a, b);
         if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
-            use twill_tensor::ops::dtypes;
-            let inputs = [dtype_input(a), dtype_input(b)];
-            let result = match tensor_binary_op(op) {
-                Some(bop) => dtypes::binary(bop, inputs[0], inputs[1]),
-                None => dtypes::result(Op::Matmul, &inputs),
-            };
-            let result = result.or(if op.is_comparison() {
-                Some(DType::Bool)
-            } else {
-                None
-            });
+            let result = tensor_binop_dtype(op, a, b);
             return self.tensor_result(
                 &format!("`{}`", op.symbol()),
                 &[(a.clone(), asp), (b.clone(), bsp)],
@@ -3717,8 +3717,8 @@ impl Pass<'_> {
             }
             P::Tuple(items) => {
                 let n = items.len();
-                let tys: Vec<Ty> = if let Ty::Tuple(ts) = ty.clone().filter_len(n) {
-                    ts
+                let tys: Vec<Ty> = if let Some(ts) = ty.tuple_of(n) {
+                    ts.to_vec()
                 } else {
                     if ty.is_known() {
                         mismatch(self, &format!("a tuple of {n}"));

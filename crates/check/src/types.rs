@@ -100,28 +100,12 @@ impl Ty {
         }
     }
 
-    /// The type itself when it is a tuple of `n` elements; `Unknown`
-    /// otherwise.
-    pub fn filter_len(self, n: usize) -> Ty {
-        match self {
-            Ty::Tuple(ts) if ts.len() == n => Ty::Tuple(ts),
-            Ty::Unknown
-            | Ty::Unit
-            | Ty::Int
-            | Ty::F64
-            | Ty::Bool
-            | Ty::Str
-            | Ty::DType
-            | Ty::Range
-            | Ty::Tape
-            | Ty::Arr(_)
-            | Ty::Dict(..)
-            | Ty::Tuple(_)
-            | Ty::Tensor(_)
-            | Ty::Res(..)
-            | Ty::Opt(_)
-            | Ty::Fn(..)
-            | Ty::Struct(_) => Ty::Unknown,
+    /// The element types when this is a tuple of `n` elements.
+    pub fn tuple_of(&self, n: usize) -> Option<&[Ty]> {
+        if let Ty::Tuple(ts) = self {
+            (ts.len() == n).then_some(&ts[..])
+        } else {
+            None
         }
     }
 
@@ -269,18 +253,29 @@ pub struct Sig {
 }
 
 impl Sig {
-    /// "2", or "1 to 3" when some parameters have defaults.
     pub fn arity_text(&self) -> String {
-        if self.required == self.names.len() {
-            self.required.to_string()
-        } else {
-            format!("{} to {}", self.required, self.names.len())
-        }
+        arity_text(self.required, self.names.len())
     }
 
     pub fn accepts(&self, n: usize) -> bool {
-        (self.required..=self.names.len()).contains(&n)
+        accepts(self.required, self.names.len(), n)
     }
+}
+
+/// "2", or "1 to 3" when some of `total` parameters have defaults: the
+/// checker's and the evaluator's arity messages.
+pub fn arity_text(required: usize, total: usize) -> String {
+    if required == total {
+        total.to_string()
+    } else {
+        format!("{required} to {total}")
+    }
+}
+
+/// Whether `n` arguments give every one of the `required` parameters and
+/// no more than `total` (spec §10.5).
+pub fn accepts(required: usize, total: usize, n: usize) -> bool {
+    (required..=total).contains(&n)
 }
 
 /// An interned name (a struct field or a method that may be one), so that

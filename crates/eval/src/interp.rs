@@ -1852,6 +1852,16 @@ pub(crate) fn fast_clone(v: &Value) -> Value {
 
 type PlaceErr = (ErrorKind, String, Span);
 
+/// Where the field `member` is in the struct `s`: a checker's offset when
+/// it is in range, else the field of that name.
+fn field_offset(s: &StructVal, member: Member) -> Option<usize> {
+    match member {
+        Member::Offset(i, _) if (i as usize) < s.fields.len() => Some(i as usize),
+        Member::Offset(_, sym) | Member::Dynamic(sym, _) => s.def.field_offset(sym),
+        Member::Tensor(_) | Member::Elem(_) => None,
+    }
+}
+
 /// `a[i:j:k] = b` on an Arr (spec §10.7), as Python does it: with no step
 /// (or step 1) the slice is replaced by the elements of `b`, which may be
 /// longer or shorter; with another step `b` must have one element for each
@@ -1969,12 +1979,7 @@ fn child_mut<'v>(
                 }
                 Value::Struct(rc) => {
                     let s = Rc::make_mut(rc);
-                    let offset = match member {
-                        Member::Offset(i, _) if (*i as usize) < s.fields.len() => Some(*i as usize),
-                        Member::Offset(_, sym) | Member::Dynamic(sym, _) => s.def.field_offset(*sym),
-                        Member::Tensor(_) | Member::Elem(_) => None,
-                    };
-                    match offset {
+                    match field_offset(s, *member) {
                         Some(i) => Ok(&mut s.fields[i]),
                         None => Err((
                             ErrorKind::Invalid,
@@ -2009,19 +2014,14 @@ fn callee_of(callee: &Value, n: usize, span: Span) -> R<&Rc<Closure>> {
     Ok(c)
 }
 
-/// Whether a call with `n` arguments gives `func` every parameter without
-/// a default and no more than it has (spec §10.5).
+/// Whether a call with `n` arguments fits `func` (spec §10.5), by the
+/// checker's rule.
 fn arity_ok(func: &hir::Function, n: usize) -> bool {
-    n <= func.params.len() && n >= func.required as usize
+    twill_check::types::accepts(func.required as usize, func.params.len(), n)
 }
 
 fn arity_message(func: &hir::Function, n: usize) -> String {
-    let (lo, hi) = (func.required as usize, func.params.len());
-    let want = if lo == hi {
-        hi.to_string()
-    } else {
-        format!("{lo} to {hi}")
-    };
+    let want = twill_check::types::arity_text(func.required as usize, func.params.len());
     format!("`{}` takes {want} arguments, but {n} were given", func.name)
 }
 
@@ -2145,18 +2145,10 @@ impl Interp {
         };
         let (k, old) = match self.stack.get(arr) {
             Some(Value::Arr(items)) => match items.get(i) {
-                Some(Value::Struct(sv)) => {
-                    // As `child_mut` finds a field.
-                    let k = match member {
-                        Member::Offset(k, _) if (k as usize) < sv.fields.len() => Some(k as usize),
-                        Member::Offset(_, sym) | Member::Dynamic(sym, _) => sv.def.field_offset(sym),
-                        Member::Tensor(_) | Member::Elem(_) => None,
-                    };
-                    match k {
-                        Some(k) => (k, &sv.fields[k]),
-                        None => return false,
-                    }
-                }
+                Some(Value::Struct(sv)) => match field_offset(sv, member) {
+                    Some(k) => (k, &sv.fields[k]),
+                    None => return false,
+                },
                 _ => return false,
             },
             _ => return false,
