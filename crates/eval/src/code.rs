@@ -149,8 +149,10 @@ pub(crate) enum Op {
         src: u32,
         span: u32,
     },
-    /// The interrupt check at a loop's back edge.
-    Poll {
+    /// A `while` loop's back edge: the interrupt check, then a jump to
+    /// the loop's test (`continue` comes here too).
+    Loop {
+        to: u32,
         span: u32,
     },
     /// Starts a `for` over the value in `it`: a range, an Arr or a Str
@@ -161,13 +163,14 @@ pub(crate) enum Op {
         counter: u32,
         other: u32,
     },
-    /// The next element of the range, Arr or Str in `it` into `var`, or a
-    /// jump to `exit` when there is none.
+    /// The interrupt check, then the next element of the range, Arr or
+    /// Str in `it` into `var`, or a jump to `exit` when there is none.
     ForNext {
         it: u32,
         counter: u32,
         var: u32,
         exit: u32,
+        span: u32,
     },
     /// A `for` over a value that is not a range, run by the tree walker.
     ForOther {
@@ -206,10 +209,13 @@ pub(crate) enum Op {
         cont: u32,
     },
     /// `root = src` or `root op= src` (`interp::Interp::assign_simple`).
+    /// `root = src` or `root op= src`; `src` indexes `consts` when `k`
+    /// (`x += 1`).
     Assign {
         root: Var,
         op: Option<BinOp>,
         src: u32,
+        k: bool,
         span: u32,
     },
     /// `dst = base.members[m]` (`builtins::field`).
@@ -304,11 +310,13 @@ pub(crate) struct Code {
     pub frame: u32,
 }
 
-/// A loop being compiled: where `continue` goes, and the jumps to its exit
-/// to patch when the exit is known.
+/// A loop being compiled: where `continue` goes (`NONE` until a `while`
+/// loop's back edge is emitted), the jumps to its exit to patch when the
+/// exit is known, and the `continue`s to patch when the back edge is.
 struct Loop {
     cont: u32,
     exits: Vec<usize>,
+    conts: Vec<usize>,
 }
 
 struct Compiler {
@@ -441,6 +449,7 @@ impl Compiler {
                 Op::ForPrep { other, .. } => *other = to,
                 Op::ForNext { exit, .. } => *exit = to,
                 Op::Eval { brk, .. } | Op::Exec { brk, .. } => *brk = to,
+                Op::Loop { to: t, .. } => *t = to,
                 Op::Const { .. }
                 | Op::Move { .. }
                 | Op::LoadGlobal { .. }
@@ -449,7 +458,6 @@ impl Compiler {
                 | Op::Binary { .. }
                 | Op::BinaryK { .. }
                 | Op::Not { .. }
-                | Op::Poll { .. }
                 | Op::ForOther { .. }
                 | Op::CheckCall { .. }
                 | Op::Call { .. }
@@ -474,6 +482,9 @@ impl Compiler {
         match self.loops.last_mut() {
             Some(l) => {
                 l.exits.push(at);
+                if l.cont == NONE {
+                    l.conts.push(at);
+                }
                 (NONE, l.cont)
             }
             None => (NONE, NONE),
@@ -996,13 +1007,18 @@ impl Compiler {
                 let head = self.here();
                 let test = self.jump_unless(c, Truth::While);
                 let poll = self.span(body.span);
-                self.emit(Op::Poll { span: poll });
                 self.loops.push(Loop {
-                    cont: head,
+                    cont: NONE,
                     exits: test,
+                    conts: Vec::new(),
                 });
                 self.effect(body);
-                self.emit(Op::Jump { to: head });
+                let back = self.emit(Op::Loop { to: head, span: poll });
+                if let Some(l) = self.loops.last_mut() {
+                    for at in std::mem::take(&mut l.conts) {
+                        self.patch_cont(at, back as u32);
+                    }
+                }
                 self.close_loop();
             }
             H::For { slot, iter, body } => {
@@ -1018,17 +1034,18 @@ impl Compiler {
                     other: NONE,
                 });
                 let head = self.here();
+                let poll = self.span(body.span);
                 let next = self.emit(Op::ForNext {
                     it,
                     counter,
                     var: *slot,
                     exit: NONE,
+                    span: poll,
                 });
-                let poll = self.span(body.span);
-                self.emit(Op::Poll { span: poll });
                 self.loops.push(Loop {
                     cont: head,
                     exits: vec![next],
+                    conts: Vec::new(),
                 });
                 self.effect(body);
                 self.emit(Op::Jump { to: head });
@@ -1047,6 +1064,16 @@ impl Compiler {
                 self.next = outer;
             }
             _ => self.effect(e),
+        }
+    }
+
+    /// Sets where the `continue` at `at` (a jump, or a fallback's `cont`)
+    /// goes.
+    fn patch_cont(&mut self, at: usize, to: u32) {
+        match self.code.ops.get_mut(at) {
+            Some(Op::Jump { to: t }) => *t = to,
+            Some(Op::Eval { cont, .. } | Op::Exec { cont, .. }) => *cont = to,
+            _ => {}
         }
     }
 
@@ -1098,12 +1125,25 @@ impl Compiler {
                         return;
                     }
                 }
-                let r = self.expr(&a.value, None);
                 let span = self.span(a.span);
+                if let (Some(_), Some(v)) = (a.op, literal(&a.value)) {
+                    self.code.consts.push(v);
+                    let k = (self.code.consts.len() - 1) as u32;
+                    self.emit(Op::Assign {
+                        root: a.root,
+                        op: a.op,
+                        src: k,
+                        k: true,
+                        span,
+                    });
+                    return;
+                }
+                let r = self.expr(&a.value, None);
                 self.emit(Op::Assign {
                     root: a.root,
                     op: a.op,
                     src: r,
+                    k: false,
                     span,
                 });
             }
@@ -1122,6 +1162,12 @@ impl Compiler {
                 }
             }
             Stmt::Continue if !self.loops.is_empty() => {
+                let at = self.code.ops.len();
+                if let Some(l) = self.loops.last_mut() {
+                    if l.cont == NONE {
+                        l.conts.push(at);
+                    }
+                }
                 let cont = self.loops.last().map_or(NONE, |l| l.cont);
                 self.emit(Op::Jump { to: cont });
             }

@@ -76,6 +76,9 @@ pub struct Interp {
     /// One empty Arr every `[]` of the compiled engine shares (copied on
     /// write like any Arr), so making one allocates nothing.
     empty_arr: Rc<Vec<Value>>,
+    /// The one-character Strs of ASCII, shared (copied on write), so a
+    /// loop over a Str allocates nothing per character.
+    ascii: Vec<Rc<String>>,
 }
 
 /// Which engine runs a program's code (spec §15).
@@ -110,6 +113,7 @@ impl Interp {
             code_index: HashMap::new(),
             rng: 0,
             empty_arr: Rc::new(Vec::new()),
+            ascii: (0..128u8).map(|b| Rc::new(char::from(b).to_string())).collect(),
         }
     }
 
@@ -951,7 +955,10 @@ impl Interp {
                     let b = truth_of(v, code::Truth::Not.what(), span(s))?;
                     store(&mut self.stack[base + dst as usize], Value::Bool(!b));
                 }
-                Op::Poll { span: s } => poll_interrupt(span(s))?,
+                Op::Loop { to, span: s } => {
+                    poll_interrupt(span(s))?;
+                    pc = to as usize;
+                }
                 Op::ForPrep { it, counter, other } => {
                     // The count (of a range: up to 2^64 - 1, kept as the
                     // bits of an Int) beside the index; a Str's index and
@@ -973,7 +980,9 @@ impl Interp {
                     counter,
                     var,
                     exit,
+                    span: s,
                 } => {
+                    poll_interrupt(span(s))?;
                     let c = base + counter as usize;
                     let (Value::Int(i), Value::Int(n)) = (&self.stack[c], &self.stack[c + 1]) else {
                         pc = exit as usize;
@@ -989,7 +998,13 @@ impl Interp {
                         Value::Range(r) => (Value::Int(r.get(i)), i + 1),
                         Value::Arr(items) => (items.get(i as usize).map_or(Value::Unit, fast_clone), i + 1),
                         Value::Str(text) => match text.get(i as usize..).and_then(|t| t.chars().next()) {
-                            Some(ch) => (Value::str(ch.to_string()), i + ch.len_utf8() as u64),
+                            Some(ch) => {
+                                let v = match self.ascii.get(ch as usize) {
+                                    Some(one) => Value::Str(one.clone()),
+                                    None => Value::str(ch.to_string()),
+                                };
+                                (v, i + ch.len_utf8() as u64)
+                            }
                             None => (Value::Unit, n),
                         },
                         _ => {
@@ -1081,26 +1096,25 @@ impl Interp {
                     root,
                     op,
                     src,
+                    k,
                     span: s,
                 } => {
+                    let y = if k {
+                        code.consts.get(src as usize).unwrap_or(&Value::Unit)
+                    } else {
+                        &self.stack[base + src as usize]
+                    };
                     if let Var::Local(slot) = root {
-                        let (d, r) = (base + slot as usize, base + src as usize);
-                        match (op, &self.stack[d], &self.stack[r]) {
+                        let d = base + slot as usize;
+                        match (op, &self.stack[d], y) {
                             (None, _, _) => {
-                                let v = fast_clone(&self.stack[r]);
+                                let v = fast_clone(y);
                                 store(&mut self.stack[d], v);
                                 continue;
                             }
-                            (Some(BinOp::Add), Value::Int(a), Value::Int(b))
-                                if a.checked_add(*b).is_some() =>
-                            {
-                                let n = a + b;
-                                store(&mut self.stack[d], Value::Int(n));
-                                continue;
-                            }
-                            // F64s: what `assign_simple` computes, inline.
-                            (Some(op), Value::F64(_), Value::F64(_)) => {
-                                if let Some(v) = number_fast(op, &self.stack[d], &self.stack[r]) {
+                            // Numbers: what `assign_simple` computes, inline.
+                            (Some(op), Value::Int(_) | Value::F64(_), Value::Int(_) | Value::F64(_)) => {
+                                if let Some(v) = number_fast(op, &self.stack[d], y) {
                                     store(&mut self.stack[d], v);
                                     continue;
                                 }
@@ -1108,7 +1122,7 @@ impl Interp {
                             _ => {}
                         }
                     }
-                    let v = fast_clone(&self.stack[base + src as usize]);
+                    let v = fast_clone(y);
                     self.assign_simple(root, op, v, span(s), f)?;
                 }
                 Op::Field {
@@ -1245,6 +1259,12 @@ impl Interp {
                         store(&mut self.stack[base + dst as usize], v);
                         continue;
                     }
+                    if let Some(v) =
+                        self.host_method(base + recv as usize, base + args as usize, m, e.span)?
+                    {
+                        store(&mut self.stack[base + dst as usize], v);
+                        continue;
+                    }
                     let r = take(&mut self.stack[base + recv as usize]);
                     let slots = self.take_slots(base + args as usize, &m.args);
                     let v =
@@ -1309,6 +1329,18 @@ impl Interp {
                             if let Value::Arr(rc) = &mut self.stack[ri] {
                                 store(&mut Rc::make_mut(rc)[i], v);
                             }
+                            continue;
+                        }
+                    }
+                    // `d[k] = v` and `d[k] op= v` (numbers, the key there) on
+                    // a local Dict: one lookup, in place.
+                    if let (Var::Local(r), [code::Step::Index { reg, .. }]) = (root, steps) {
+                        if self.set_dict_entry(
+                            base + r as usize,
+                            base + *reg as usize,
+                            op,
+                            base + src as usize,
+                        ) {
                             continue;
                         }
                     }
@@ -2173,6 +2205,80 @@ impl Interp {
     /// lookup in place, without the argument vectors of a method call
     /// (the compiled engine's fast path; `None` sends the call the general
     /// way, which gives the same value and every error).
+    /// `d[k] = v`, or `d[k] op= v` on numbers with `k` present, for the
+    /// Dict in register `d`, the key in `key` and the value in `src`: true
+    /// when done in place; false (nothing changed) for the general path,
+    /// which reports every error.
+    fn set_dict_entry(&mut self, d: usize, key: usize, op: Option<BinOp>, src: usize) -> bool {
+        let Some(Value::Dict(_)) = self.stack.get(d) else {
+            return false;
+        };
+        let Some(Ok(k)) = self.stack.get(key).map(DictKey::of) else {
+            return false;
+        };
+        let Some(v) = self.stack.get(src).map(fast_clone) else {
+            return false;
+        };
+        let Some(Value::Dict(rc)) = self.stack.get_mut(d) else {
+            return false;
+        };
+        let dict = Rc::make_mut(rc);
+        match op {
+            None => match dict.slot(&k) {
+                Ok(slot) => {
+                    store(slot, v);
+                    true
+                }
+                Err(_) => false,
+            },
+            Some(op) => match dict.get_mut(&k) {
+                Some(slot) => match number_fast(op, slot, &v) {
+                    Some(x) => {
+                        store(slot, x);
+                        true
+                    }
+                    None => false,
+                },
+                None => false,
+            },
+        }
+    }
+
+    /// A host method of a Str, an Arr or a Dict with its arguments
+    /// positional and in order, called on the registers from `recv` (the
+    /// receiver) and `at` (the arguments) without the general path's
+    /// argument slots; `None` (nothing taken) for any other call.
+    fn host_method(&mut self, recv: usize, at: usize, m: &hir::MethodCall, span: Span) -> R<Option<Value>> {
+        let Some(h) = m.method.host else {
+            return Ok(None);
+        };
+        let n = m.args.items.len();
+        let positional = m.args.slots as usize == n + 1
+            && m.args
+                .items
+                .iter()
+                .enumerate()
+                .all(|(k, (slot, _))| *slot as usize == k + 1);
+        // The counts and widths of these take rank-0 tensors too, which
+        // the general path converts.
+        let converts = matches!(h, HostMethod::Repeat | HostMethod::PadLeft | HostMethod::PadRight);
+        if !positional
+            || converts
+            || !matches!(
+                self.stack.get(recv),
+                Some(Value::Str(_) | Value::Arr(_) | Value::Dict(_))
+            )
+        {
+            return Ok(None);
+        }
+        let mut argv = Vec::with_capacity(n);
+        for k in 0..n {
+            argv.push(take(&mut self.stack[at + k]));
+        }
+        let r = take(&mut self.stack[recv]);
+        builtins::method_values(r, m.method, h.name(), argv, span).map(Some)
+    }
+
     fn dict_lookup(&mut self, recv: usize, at: usize, m: &hir::MethodCall) -> Option<Value> {
         let h = m.method.host?;
         let n = m.args.items.len();
