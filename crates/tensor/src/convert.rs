@@ -1,6 +1,8 @@
 //! Conversions between the seven dtypes: the one place where a value changes
 //! format. It owns the rounding of an f64 into the narrow float formats
-//! ([`narrow`]), the exact widening back ([`widen`]), and the scalar cast
+//! ([`narrow`], which is the formats lab's one rounding routine,
+//! `lab::round_magnitude`, applied to the dtype's IEEE format), the exact
+//! widening back ([`widen`]), and the scalar cast
 //! between any two dtypes ([`Scalar::cast`]) that spec §5 item 3 defines.
 //! There is one narrowing and one widening routine, parameterised by the
 //! format's exponent and mantissa widths ([`FloatFormat`], described once in
@@ -25,6 +27,7 @@ use crate::format::format_number;
 
 pub use crate::float_format::FloatFormat;
 use crate::float_format::{F64_BIAS, F64_EXP_ALL_ONES, F64_MAN_BITS, F64_MAN_MASK};
+use crate::lab::Format;
 
 const F64_QUIET_BIT: u64 = 1 << (F64_MAN_BITS - 1);
 
@@ -46,71 +49,9 @@ const F64_QUIET_BIT: u64 = 1 << (F64_MAN_BITS - 1);
 /// Setting the quiet bit is what keeps a signalling NaN whose payload lies
 /// entirely in the dropped bits from turning into an infinity.
 pub fn narrow(x: f64, fmt: FloatFormat) -> u32 {
-    let bits = x.to_bits();
-    let sign = if bits >> 63 == 1 { fmt.sign_bit() } else { 0 };
-    let exp_field = (bits >> F64_MAN_BITS) & F64_EXP_ALL_ONES;
-    let man_field = bits & F64_MAN_MASK;
-    let man_bits = fmt.man_bits();
-
-    if exp_field == F64_EXP_ALL_ONES {
-        if man_field == 0 {
-            return sign | fmt.inf_bits();
-        }
-        let payload = (man_field >> (F64_MAN_BITS - man_bits)) as u32;
-        return sign | fmt.inf_bits() | fmt.quiet_bit() | payload;
-    }
-    if exp_field == 0 && man_field == 0 {
-        return sign;
-    }
-
-    // |x| = significand · 2^scale exactly, with the implicit one made
-    // explicit for normal inputs.
-    let (significand, scale) = if exp_field == 0 {
-        (man_field, 1 - F64_BIAS - F64_MAN_BITS as i32)
-    } else {
-        (
-            man_field | (1 << F64_MAN_BITS),
-            exp_field as i32 - F64_BIAS - F64_MAN_BITS as i32,
-        )
-    };
-    // 2^exponent ≤ |x| < 2^(exponent + 1).
-    let exponent = (63 - significand.leading_zeros()) as i32 + scale;
-    // Below the smallest normal the spacing stops shrinking; clamping the
-    // exponent here is what makes underflow gradual.
-    let min_exponent = 1 - fmt.bias();
-    let exponent = exponent.max(min_exponent);
-    // The format's spacing near |x| is 2^quantum; count |x| in those units.
-    let quantum = exponent - man_bits as i32;
-    let shift = quantum - scale;
-    let units = if shift <= 0 {
-        // |x| is a multiple of the spacing already. Cannot arise for the
-        // three formats (f64 always carries more bits), but is exact if it did.
-        significand.checked_shl(shift.unsigned_abs()).unwrap_or(0)
-    } else if shift >= 64 {
-        // |x| < 2^53 · 2^scale ≤ 2^(quantum − 11): far below half a unit.
-        0
-    } else {
-        let kept = significand >> shift;
-        let dropped = significand & ((1 << shift) - 1);
-        let half = 1 << (shift - 1);
-        if dropped > half || (dropped == half && kept & 1 == 1) {
-            kept + 1
-        } else {
-            kept
-        }
-    };
-
-    // `units` includes the implicit one for a normal result, so adding it to
-    // the biased exponent minus one gives the encoding, and a rounding that
-    // carried into the next binade (units = 2^(man_bits + 1)) bumps the
-    // exponent by itself. In the subnormal range the base is zero and a carry
-    // to 2^man_bits lands exactly on the smallest normal.
-    let base = (exponent + fmt.bias() - 1) as u64;
-    let encoded = (base << man_bits) + units;
-    if encoded >= u64::from(fmt.inf_bits()) {
-        return sign | fmt.inf_bits();
-    }
-    sign | encoded as u32
+    // The formats lab's one rounding routine, on the dtype's IEEE format;
+    // an IEEE format encodes every f64, NaN and infinities included.
+    Format::of(fmt).encode(x).map_or(0, |p| p as u32)
 }
 
 /// The exact f64 value of the `fmt` encoding in the low bits of `bits`
