@@ -92,6 +92,7 @@ builtins! {
         Chr = "chr", "the one-character Str of a code point";
         Format = "format", "a value's text by a format spec, as in an f-string: format(x, \".3f\")";
         Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
+        FloatFormat = "float_format", "a float format for the formats lab: float_format(exp_bits, man_bits, bias=2^(exp_bits-1)-1, subnormals=true, special=\"ieee\"), special one of \"ieee\", \"fn\", \"none\"";
     }
     make {
         Zeros = "zeros", "a tensor of zeros: zeros(shape, dt=f64)";
@@ -312,6 +313,11 @@ impl Builtin {
             | Builtin::Host(HostFn::Env)
             | Builtin::Host(HostFn::Chr) => (1, Some(1), &[]),
             Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
+            Builtin::Host(HostFn::FloatFormat) => (
+                2,
+                Some(5),
+                &["exp_bits", "man_bits", "bias", "subnormals", "special"],
+            ),
             Builtin::Host(HostFn::Format) => (2, Some(2), &[]),
             Builtin::Host(HostFn::Exit) => (0, Some(1), &[]),
             Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
@@ -362,6 +368,7 @@ impl Builtin {
             Builtin::Host(HostFn::ReadLine) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) => Ty::Str,
+            Builtin::Host(HostFn::FloatFormat) => Ty::Format,
             Builtin::Host(HostFn::Sorted) => {
                 let elem = if let Ty::Arr(t) = &first {
                     (**t).clone()
@@ -388,6 +395,7 @@ impl Builtin {
                 | Ty::Bool
                 | Ty::DType
                 | Ty::Tape
+                | Ty::Format
                 | Ty::Tensor(None)
                 | Ty::Res(..)
                 | Ty::Opt(_)
@@ -513,6 +521,7 @@ pub enum Recv {
     Res,
     Opt,
     Dict,
+    Format,
 }
 
 host_methods! {
@@ -558,6 +567,10 @@ host_methods! {
     IsOk = "is_ok", [Res], "whether the Res is an Ok";
     IsErr = "is_err", [Res], "whether the Res is an Err";
     IsSome = "is_some", [Opt], "whether the Opt is a Some";
+    Encode = "encode", [Format], "the bit patterns of a tensor's elements rounded to the format, a Tensor[i32]";
+    Decode = "decode", [Format], "the values of an i32 tensor of the format's bit patterns, a Tensor[f64]";
+    Underflows = "underflows", [Format], "how many non-zero elements of a tensor round to zero in the format, an Int";
+    Overflows = "overflows", [Format], "how many finite elements of a tensor lie beyond the format's largest value after rounding, an Int";
     IsNone = "is_none", [Opt], "whether the Opt is None";
 }
 
@@ -631,6 +644,7 @@ pub fn recv_kind(ty: &Ty) -> Option<Recv> {
         Ty::Str => Some(Recv::Str),
         Ty::Arr(_) => Some(Recv::Arr),
         Ty::Tape => Some(Recv::Tape),
+        Ty::Format => Some(Recv::Format),
         Ty::Tensor(_) => Some(Recv::Tensor),
         Ty::Res(..) => Some(Recv::Res),
         Ty::Dict(..) => Some(Recv::Dict),
@@ -695,6 +709,9 @@ pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
         (Ty::Arr(_), M::Push | M::Insert) => Ty::Unit,
         (Ty::Tensor(_), M::Numel) => Ty::Int,
         (Ty::Tape, M::Watch) => Ty::Tensor(None),
+        (Ty::Format, M::Encode) => Ty::Tensor(Some(DType::I32)),
+        (Ty::Format, M::Decode) => Ty::Tensor(Some(DType::F64)),
+        (Ty::Format, M::Underflows | M::Overflows) => Ty::Int,
         (Ty::Res(ok, _), M::Unwrap | M::Expect | M::UnwrapOr) => (**ok).clone(),
         (Ty::Opt(t), M::Unwrap | M::Expect | M::UnwrapOr) => (**t).clone(),
         (Ty::Res(..), M::IsOk | M::IsErr) | (Ty::Opt(_), M::IsSome | M::IsNone) => Ty::Bool,
@@ -746,6 +763,62 @@ impl TensorField {
     }
 }
 
+/// Generates [`FormatField`] and its names from one list.
+macro_rules! format_fields {
+    ($($variant:ident = $name:literal, $help:literal;)*) => {
+        /// The fields of a Format (spec §13).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum FormatField {
+            $($variant,)*
+        }
+
+        const FORMAT_FIELDS: &[(FormatField, &str, &str)] = &[$((FormatField::$variant, $name, $help),)*];
+    };
+}
+
+format_fields! {
+    Max = "max", "the largest finite value, an F64";
+    MinNormal = "min_normal", "the smallest positive normal value, 2^(1 - bias)";
+    MinSubnormal = "min_subnormal", "the smallest positive value (the smallest normal without subnormals)";
+    Eps = "eps", "the distance from 1 to the next larger value, 2^-man_bits";
+    UnderflowCliff = "underflow_cliff", "half the smallest positive value: the largest magnitude that rounds to zero";
+    Bits = "bits", "the width of a pattern, sign included, an Int";
+    ExpBits = "exp_bits", "the exponent bits, an Int";
+    ManBits = "man_bits", "the stored mantissa bits, an Int";
+    Bias = "bias", "the exponent bias, an Int";
+}
+
+impl FormatField {
+    pub fn from_name(name: &str) -> Option<FormatField> {
+        FORMAT_FIELDS.iter().find(|f| f.1 == name).map(|f| f.0)
+    }
+
+    pub fn name(self) -> &'static str {
+        FORMAT_FIELDS[self as usize].1
+    }
+
+    pub fn help(self) -> &'static str {
+        FORMAT_FIELDS[self as usize].2
+    }
+
+    /// The names of all Format fields, for messages.
+    pub fn names() -> Vec<&'static str> {
+        FORMAT_FIELDS.iter().map(|f| f.1).collect()
+    }
+
+    /// The field's static type.
+    pub fn ty(self) -> Ty {
+        match self {
+            FormatField::Max
+            | FormatField::MinNormal
+            | FormatField::MinSubnormal
+            | FormatField::Eps
+            | FormatField::UnderflowCliff => Ty::F64,
+            FormatField::Bits | FormatField::ExpBits | FormatField::ManBits | FormatField::Bias => Ty::Int,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -760,6 +833,11 @@ mod tests {
         for (i, f) in FIELDS.iter().enumerate() {
             assert_eq!(f.0 as usize, i);
             assert_eq!(TensorField::from_name(f.1), Some(f.0));
+        }
+        for (i, f) in FORMAT_FIELDS.iter().enumerate() {
+            assert_eq!(f.0 as usize, i);
+            assert_eq!(FormatField::from_name(f.1), Some(f.0));
+            assert!(!f.2.is_empty());
         }
         for (i, c) in CONSTANTS.iter().enumerate() {
             assert_eq!(c.0 as usize, i);

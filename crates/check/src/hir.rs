@@ -9,7 +9,7 @@ use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
 use twill_tensor::DType;
 
-use crate::builtins::{Builtin, HostMethod, MethodRef, TensorField};
+use crate::builtins::{Builtin, FormatField, HostMethod, MethodRef, TensorField};
 // Struct definitions and symbols live in `types` (a `Ty::Struct` holds its
 // definition); they are re-exported here, where the evaluator finds them.
 use crate::types::RtType;
@@ -107,9 +107,12 @@ pub enum Member {
     Offset(u32, Sym),
     /// A field of a tensor.
     Tensor(TensorField),
-    /// A receiver of unknown type: a tensor field when the name is one,
-    /// else a struct field found by its symbol.
-    Dynamic(Sym, Option<TensorField>),
+    /// A field of a Format (spec §13).
+    Format(FormatField),
+    /// A receiver of unknown type: a tensor field or a Format field when
+    /// the name is one (whichever the value turns out to be), else a
+    /// struct field found by its symbol.
+    Dynamic(Sym, Option<TensorField>, Option<FormatField>),
     /// A tuple's element `t.0` (spec §10.1).
     Elem(u32),
 }
@@ -117,8 +120,8 @@ pub enum Member {
 impl Member {
     pub fn sym(self) -> Option<Sym> {
         match self {
-            Member::Offset(_, s) | Member::Dynamic(s, _) => Some(s),
-            Member::Tensor(_) | Member::Elem(_) => None,
+            Member::Offset(_, s) | Member::Dynamic(s, ..) => Some(s),
+            Member::Tensor(_) | Member::Format(_) | Member::Elem(_) => None,
         }
     }
 }

@@ -17,8 +17,8 @@ use twill_tensor::ops::{Host, Op};
 use twill_tensor::DType;
 
 use crate::builtins::{
-    host_method_type, recv_kind, Builtin, ConstValue, Constant, Ctor, HostFn, HostMethod, Make, MethodRef,
-    Recv, TensorField, DTYPE_PARAM,
+    host_method_type, recv_kind, Builtin, ConstValue, Constant, Ctor, FormatField, HostFn, HostMethod, Make,
+    MethodRef, Recv, TensorField, DTYPE_PARAM,
 };
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
 use crate::suggest;
@@ -534,6 +534,7 @@ fn dtype_input(t: &Ty) -> twill_tensor::ops::dtypes::Input {
         | Ty::DType
         | Ty::Range
         | Ty::Tape
+        | Ty::Format
         | Ty::Arr(_)
         | Ty::Dict(..)
         | Ty::Tuple(_)
@@ -1020,7 +1021,15 @@ impl Pass<'_> {
                     };
                 };
                 match tn {
-                    T::Int | T::F64 | T::Bool | T::Str | T::DType | T::Tape | T::Unit | T::Range
+                    T::Int
+                    | T::F64
+                    | T::Bool
+                    | T::Str
+                    | T::DType
+                    | T::Tape
+                    | T::Format
+                    | T::Unit
+                    | T::Range
                         if !args.is_empty() =>
                     {
                         want(self, 0);
@@ -1032,6 +1041,7 @@ impl Pass<'_> {
                     T::Str => Ty::Str,
                     T::DType => Ty::DType,
                     T::Tape => Ty::Tape,
+                    T::Format => Ty::Format,
                     T::Unit => Ty::Unit,
                     T::Range => Ty::Range,
                     T::Arr | T::Opt => {
@@ -1545,7 +1555,7 @@ impl Pass<'_> {
                 let (root, mut path, _) = self.lvalue(base, what)?;
                 let member = match name.name.parse::<u32>() {
                     Ok(i) => Member::Elem(i),
-                    Err(_) => Member::Dynamic(self.ck.intern(&name.name), None),
+                    Err(_) => Member::Dynamic(self.ck.intern(&name.name), None, None),
                 };
                 path.push(hir::PathElem::Field(member, name.span));
                 Some((root, path, Ty::Unknown))
@@ -1939,6 +1949,7 @@ impl Pass<'_> {
             | Ty::DType
             | Ty::Range
             | Ty::Tape
+            | Ty::Format
             | Ty::Arr(_)
             | Ty::Dict(..)
             | Ty::Tuple(_)
@@ -2027,6 +2038,7 @@ impl Pass<'_> {
                     | Ty::DType
                     | Ty::Range
                     | Ty::Tape
+                    | Ty::Format
                     | Ty::Arr(_)
                     | Ty::Dict(..)
                     | Ty::Tuple(_)
@@ -2115,6 +2127,7 @@ impl Pass<'_> {
                     | Ty::DType
                     | Ty::Range
                     | Ty::Tape
+                    | Ty::Format
                     | Ty::Res(..)
                     | Ty::Opt(_)
                     | Ty::Tuple(_)
@@ -2160,6 +2173,7 @@ impl Pass<'_> {
                     | Ty::DType
                     | Ty::Range
                     | Ty::Tape
+                    | Ty::Format
                     | Ty::Arr(_)
                     | Ty::Dict(..)
                     | Ty::Tuple(_)
@@ -2226,6 +2240,7 @@ impl Pass<'_> {
                     | Ty::Bool
                     | Ty::DType
                     | Ty::Tape
+                    | Ty::Format
                     | Ty::Res(..)
                     | Ty::Opt(_)
                     | Ty::Tuple(_)
@@ -2447,6 +2462,7 @@ impl Pass<'_> {
                     | Ty::DType
                     | Ty::Range
                     | Ty::Tape
+                    | Ty::Format
                     | Ty::Arr(_)
                     | Ty::Dict(..)
                     | Ty::Tuple(_)
@@ -2713,6 +2729,21 @@ impl Pass<'_> {
                 Some(TensorField::T) => Ty::Tensor(*d),
                 None => Ty::Unknown,
             },
+            Ty::Format => match FormatField::from_name(&name.name) {
+                Some(f) => f.ty(),
+                None => {
+                    self.err(
+                        Diagnostic::error(name.span, format!("a Format has no field `{}`", name.name))
+                            .with_note(format!("its fields are: {}", FormatField::names().join(", ")))
+                            .with_help(
+                                self.showing()
+                                    .then(|| suggest::did_you_mean(&name.name, FormatField::names()))
+                                    .flatten(),
+                            ),
+                    );
+                    Ty::Unknown
+                }
+            },
             Ty::Unknown | Ty::Tape => Ty::Unknown,
             other @ (Ty::Unit
             | Ty::Int
@@ -2785,11 +2816,15 @@ impl Pass<'_> {
         match ty {
             Ty::Tensor(_) => match TensorField::from_name(name) {
                 Some(f) => Member::Tensor(f),
-                None => Member::Dynamic(sym, None),
+                None => Member::Dynamic(sym, None, None),
+            },
+            Ty::Format => match FormatField::from_name(name) {
+                Some(f) => Member::Format(f),
+                None => Member::Dynamic(sym, None, None),
             },
             Ty::Struct(def) => match def.field_index(name).and_then(|i| u32::try_from(i).ok()) {
                 Some(i) => Member::Offset(i, sym),
-                None => Member::Dynamic(sym, None),
+                None => Member::Dynamic(sym, None, None),
             },
             Ty::Unknown
             | Ty::Unit
@@ -2805,7 +2840,7 @@ impl Pass<'_> {
             | Ty::Tuple(_)
             | Ty::Res(..)
             | Ty::Opt(_)
-            | Ty::Fn(..) => Member::Dynamic(sym, TensorField::from_name(name)),
+            | Ty::Fn(..) => Member::Dynamic(sym, TensorField::from_name(name), FormatField::from_name(name)),
         }
     }
 
@@ -3336,6 +3371,7 @@ impl Pass<'_> {
             | Ty::DType
             | Ty::Range
             | Ty::Tape
+            | Ty::Format
             | Ty::Arr(_)
             | Ty::Dict(..)
             | Ty::Tuple(_)

@@ -33,6 +33,7 @@ type_names! {
     Str = "Str";
     DType = "DType";
     Tape = "Tape";
+    Format = "Format";
     Unit = "Unit";
     Range = "Range";
     Arr = "Arr";
@@ -70,6 +71,8 @@ pub enum Ty {
     DType,
     Range,
     Tape,
+    /// A float format of the formats lab (spec §13).
+    Format,
     Arr(Box<Ty>),
     /// `Dict[K, V]` (spec §10.2).
     Dict(Box<Ty>, Box<Ty>),
@@ -154,6 +157,7 @@ impl fmt::Display for Ty {
             Ty::DType => write!(f, "{}", TypeName::DType),
             Ty::Range => write!(f, "{}", TypeName::Range),
             Ty::Tape => write!(f, "{}", TypeName::Tape),
+            Ty::Format => write!(f, "{}", TypeName::Format),
             Ty::Arr(t) => write!(f, "{}[{t}]", TypeName::Arr),
             Ty::Dict(k, v) => write!(f, "{}[{k}, {v}]", TypeName::Dict),
             Ty::Tuple(items) => {
@@ -205,6 +209,7 @@ pub enum RtType {
     DType,
     Range,
     Tape,
+    Format,
     Arr,
     Dict,
     /// A tuple of this many elements.
@@ -231,6 +236,7 @@ impl RtType {
             Ty::DType => RtType::DType,
             Ty::Range => RtType::Range,
             Ty::Tape => RtType::Tape,
+            Ty::Format => RtType::Format,
             Ty::Arr(_) => RtType::Arr,
             Ty::Dict(..) => RtType::Dict,
             Ty::Tuple(items) => RtType::Tuple(items.len()),
@@ -322,6 +328,7 @@ mod tests {
             (Ty::Str, TypeName::Str),
             (Ty::DType, TypeName::DType),
             (Ty::Tape, TypeName::Tape),
+            (Ty::Format, TypeName::Format),
             (Ty::Unit, TypeName::Unit),
             (Ty::Range, TypeName::Range),
             (Ty::Tensor(None), TypeName::Tensor),

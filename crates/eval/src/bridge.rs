@@ -194,6 +194,7 @@ pub(crate) fn to_arg(v: &Value, span: Span) -> R<Arg> {
         Value::F64(x) => Arg::Float(*x),
         Value::Bool(b) => Arg::Bool(*b),
         Value::DType(d) => Arg::DType(*d),
+        Value::Format(f) => Arg::Format(**f),
         Value::Str(s) => Arg::Str(s.to_string()),
         Value::Arr(items) => {
             if items.iter().all(|v| matches!(v, Value::Int(_))) {

@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use twill_check::builtins::{Builtin, HostFn, HostMethod, Make, MethodRef, TensorField};
+use twill_check::builtins::{Builtin, FormatField, HostFn, HostMethod, Make, MethodRef, TensorField};
 use twill_check::hir::{self, Member, Sym};
 use twill_syntax::Span;
 use twill_tensor::math;
@@ -21,8 +21,9 @@ use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 use twill_tensor::construct;
 use twill_tensor::convert::Scalar;
 use twill_tensor::fmtspec::Spec;
+use twill_tensor::lab::{Format, Special};
 use twill_tensor::tensor::IndexItem;
-use twill_tensor::Tensor;
+use twill_tensor::{Tensor, TensorError};
 
 use crate::bridge::{
     dtype_arg, int_arg, number_arg, scalar_value, shape_arg, tensor_value, terr, value_scalar,
@@ -284,6 +285,10 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
         | HostMethod::Join
         | HostMethod::Reversed
         | HostMethod::Watch
+        | HostMethod::Encode
+        | HostMethod::Decode
+        | HostMethod::Underflows
+        | HostMethod::Overflows
         | HostMethod::To
         | HostMethod::Numel
         | HostMethod::Item
@@ -340,6 +345,7 @@ pub(crate) fn call_builtin(
             crate::autodiff::functional::autodiff_builtin(cx, a, slots.into_iter().flatten().collect(), span)
         }
         Builtin::Host(HostFn::Print) => print(cx, slots, at, span),
+        Builtin::Host(HostFn::FloatFormat) => float_format(slots, span),
         Builtin::Host(h) => {
             let mut argv = ArgVec::new();
             for v in slots.into_iter().flatten() {
@@ -774,6 +780,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             },
             other => fail(span, format!("`chr` needs an Int, not `{}`", other.type_name())),
         },
+        HostFn::FloatFormat => float_format(argv.into_iter().map(Some).collect(), span),
         HostFn::Sorted => {
             let reverse = match arg(1) {
                 Value::Unit => false,
@@ -1117,6 +1124,10 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Insert
             | M::Remove
             | M::Watch
+            | M::Encode
+            | M::Decode
+            | M::Underflows
+            | M::Overflows
             | M::To
             | M::Numel
             | M::Item
@@ -1179,6 +1190,10 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Find
             | M::Chars
             | M::Watch
+            | M::Encode
+            | M::Decode
+            | M::Underflows
+            | M::Overflows
             | M::To
             | M::Numel
             | M::Item
@@ -1281,6 +1296,7 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             Ok(Value::Bool(matches!(recv, Value::Some(_)) == (h == M::IsSome)))
         }
         (Value::Tensor(_) | Value::Tracked(_), _) => tensor_method(&recv, m, name, argv, span),
+        (Value::Format(f), Some(h)) => format_method(f, h, &argv, span),
         (Value::Tape(tp), Some(M::Watch)) => {
             want(1)?;
             crate::autodiff::watch(tp, &argv[0]).or_else(|m| fail(span, format!("`watch`: {m}")))
@@ -1306,7 +1322,7 @@ pub(crate) fn field(cx: &dyn Cx, base: &Value, member: Member, span: Span) -> R<
         (Value::Struct(s), Member::Offset(i, _)) if (i as usize) < s.fields.len() => {
             Ok(s.fields[i as usize].clone())
         }
-        (Value::Struct(s), Member::Offset(_, sym) | Member::Dynamic(sym, _)) => {
+        (Value::Struct(s), Member::Offset(_, sym) | Member::Dynamic(sym, ..)) => {
             match s.def.field_offset(sym) {
                 Some(i) => Ok(s.fields[i].clone()),
                 None => fail(
@@ -1315,17 +1331,28 @@ pub(crate) fn field(cx: &dyn Cx, base: &Value, member: Member, span: Span) -> R<
                 ),
             }
         }
-        (Value::Tensor(_) | Value::Tracked(_), Member::Tensor(f) | Member::Dynamic(_, Some(f))) => {
+        (Value::Tensor(_) | Value::Tracked(_), Member::Tensor(f) | Member::Dynamic(_, Some(f), _)) => {
             tensor_field(base, f, span)
         }
-        (Value::Tensor(_) | Value::Tracked(_), Member::Offset(_, sym) | Member::Dynamic(sym, None)) => fail(
+        (Value::Format(f), Member::Format(ff) | Member::Dynamic(_, _, Some(ff))) => Ok(format_field(f, ff)),
+        (Value::Format(_), Member::Offset(_, sym) | Member::Dynamic(sym, _, None)) => fail(
             span,
             format!(
-                "a tensor has no field `{}` (its fields are {})",
+                "a Format has no field `{}` (its fields are {})",
                 cx.sym_name(sym),
-                TensorField::names().join(", ")
+                FormatField::names().join(", ")
             ),
         ),
+        (Value::Tensor(_) | Value::Tracked(_), Member::Offset(_, sym) | Member::Dynamic(sym, None, _)) => {
+            fail(
+                span,
+                format!(
+                    "a tensor has no field `{}` (its fields are {})",
+                    cx.sym_name(sym),
+                    TensorField::names().join(", ")
+                ),
+            )
+        }
         (Value::Tuple(items), Member::Elem(i)) => match items.get(i as usize) {
             Some(v) => Ok(v.clone()),
             None => fail(span, format!("a tuple of {} has no field `{i}`", items.len())),
@@ -1333,11 +1360,124 @@ pub(crate) fn field(cx: &dyn Cx, base: &Value, member: Member, span: Span) -> R<
         (other, m) => {
             let name = match m {
                 Member::Tensor(f) => Rc::from(f.name()),
-                Member::Offset(_, sym) | Member::Dynamic(sym, _) => cx.sym_name(sym),
+                Member::Format(f) => Rc::from(f.name()),
+                Member::Offset(_, sym) | Member::Dynamic(sym, ..) => cx.sym_name(sym),
                 Member::Elem(i) => Rc::from(i.to_string()),
             };
             fail(span, format!("a `{}` has no field `{name}`", other.type_name()))
         }
+    }
+}
+
+/// A field of a Format (spec §13).
+fn format_field(f: &Format, field: FormatField) -> Value {
+    match field {
+        FormatField::Max => Value::F64(f.max()),
+        FormatField::MinNormal => Value::F64(f.min_normal()),
+        FormatField::MinSubnormal => Value::F64(f.min_subnormal()),
+        FormatField::Eps => Value::F64(f.eps()),
+        FormatField::UnderflowCliff => Value::F64(f.underflow_cliff()),
+        FormatField::Bits => Value::Int(i64::from(f.bits())),
+        FormatField::ExpBits => Value::Int(i64::from(f.exp_bits())),
+        FormatField::ManBits => Value::Int(i64::from(f.man_bits())),
+        FormatField::Bias => Value::Int(i64::from(f.bias())),
+    }
+}
+
+/// `float_format(exp_bits, man_bits, bias=…, subnormals=true,
+/// special="ieee")` from its argument slots (spec §13).
+fn float_format(slots: Vec<Option<Value>>, span: Span) -> R<Value> {
+    let mut slots = slots.into_iter();
+    let mut next = || slots.next().flatten();
+    let int = |v: Option<Value>, what: &str| -> R<Option<i64>> {
+        match v {
+            None => Ok(None),
+            Some(Value::Int(i)) => Ok(Some(i)),
+            Some(other) => fail(
+                span,
+                format!(
+                    "`float_format`'s `{what}` must be an Int, not `{}`",
+                    other.type_name()
+                ),
+            ),
+        }
+    };
+    let exp_bits = int(next(), "exp_bits")?;
+    let man_bits = int(next(), "man_bits")?;
+    let (Some(exp_bits), Some(man_bits)) = (exp_bits, man_bits) else {
+        return fail(span, "`float_format` needs `exp_bits` and `man_bits`");
+    };
+    let bias = int(next(), "bias")?;
+    let subnormals = match next() {
+        None => true,
+        Some(Value::Bool(b)) => b,
+        Some(other) => {
+            return fail(
+                span,
+                format!(
+                    "`float_format`'s `subnormals` must be a Bool, not `{}`",
+                    other.type_name()
+                ),
+            )
+        }
+    };
+    let special = match next() {
+        None => Special::Ieee,
+        Some(Value::Str(s)) => match Special::from_name(&s) {
+            Some(sp) => sp,
+            None => {
+                return fail(
+                    span,
+                    format!(
+                        "`float_format`'s `special` is \"ieee\", \"fn\" or \"none\", not {:?}",
+                        s.as_str()
+                    ),
+                )
+            }
+        },
+        Some(other) => {
+            return fail(
+                span,
+                format!(
+                    "`float_format`'s `special` must be a Str, not `{}`",
+                    other.type_name()
+                ),
+            )
+        }
+    };
+    Format::new(exp_bits, man_bits, bias, subnormals, special)
+        .map(|f| Value::Format(Rc::new(f)))
+        .or_else(|m| fail(span, format!("`float_format`: {m}")))
+}
+
+/// A Format's methods (spec §13): `encode`, `decode`, `underflows`,
+/// `overflows`, each of one tensor (or host number).
+fn format_method(f: &Format, h: HostMethod, argv: &[Value], span: Span) -> R<Value> {
+    let name = h.name();
+    arity(name, 1, argv.len()).or_else(|x| fail_with(span, x))?;
+    let t = match &argv[0] {
+        Value::Int(i) => Tensor::scalar(Scalar::F64(*i as f64)),
+        Value::F64(x) => Tensor::scalar(Scalar::F64(*x)),
+        v => match v.as_tensor() {
+            Some(t) => t.clone(),
+            None => return fail(span, format!("`{name}` takes a tensor, not `{}`", v.type_name())),
+        },
+    };
+    let tf = |e: TensorError| fail::<Value>(span, format!("`{name}`: {}", e.0));
+    match h {
+        HostMethod::Encode => twill_tensor::ops::lab::encode(*f, &t)
+            .map(|t| Value::Tensor(Rc::new(t)))
+            .or_else(tf),
+        HostMethod::Decode => twill_tensor::ops::lab::decode(*f, &t)
+            .map(|t| Value::Tensor(Rc::new(t)))
+            .or_else(tf),
+        HostMethod::Underflows => twill_tensor::ops::lab::underflows(*f, &t)
+            .map(|n| Value::Int(n as i64))
+            .or_else(tf),
+        HostMethod::Overflows => twill_tensor::ops::lab::overflows(*f, &t)
+            .map(|n| Value::Int(n as i64))
+            .or_else(tf),
+        other => fail(span, format!("unknown method `{}` on `Format`", other.name())),
     }
 }
 

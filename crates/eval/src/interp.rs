@@ -1132,11 +1132,11 @@ impl Interp {
                     span: s,
                 } => {
                     let bv = &self.stack[base + b as usize];
-                    let member = code
-                        .members
-                        .get(m as usize)
-                        .copied()
-                        .unwrap_or(Member::Dynamic(Sym(0), None));
+                    let member =
+                        code.members
+                            .get(m as usize)
+                            .copied()
+                            .unwrap_or(Member::Dynamic(Sym(0), None, None));
                     let cached = |st: &StructVal| {
                         let c = code.field_cache.get(m as usize)?.borrow();
                         let (def, at) = c.as_ref()?;
@@ -1146,7 +1146,7 @@ impl Interp {
                         (Value::Struct(st), Member::Offset(i, _)) if (i as usize) < st.fields.len() => {
                             fast_clone(&st.fields[i as usize])
                         }
-                        (Value::Struct(st), Member::Dynamic(sym, _)) => {
+                        (Value::Struct(st), Member::Dynamic(sym, ..)) => {
                             let at = cached(st).or_else(|| {
                                 let at = st.def.field_offset(sym)?;
                                 if let Some(c) = code.field_cache.get(m as usize) {
@@ -1370,10 +1370,11 @@ impl Interp {
                                 Key::Index(take(&mut self.stack[base + reg as usize]), span(is))
                             }
                             code::Step::Field { m, span: fs } => Key::Field(
-                                code.members
-                                    .get(m as usize)
-                                    .copied()
-                                    .unwrap_or(Member::Dynamic(Sym(0), None)),
+                                code.members.get(m as usize).copied().unwrap_or(Member::Dynamic(
+                                    Sym(0),
+                                    None,
+                                    None,
+                                )),
                                 span(fs),
                             ),
                         });
@@ -1889,8 +1890,8 @@ type PlaceErr = (ErrorKind, String, Span);
 fn field_offset(s: &StructVal, member: Member) -> Option<usize> {
     match member {
         Member::Offset(i, _) if (i as usize) < s.fields.len() => Some(i as usize),
-        Member::Offset(_, sym) | Member::Dynamic(sym, _) => s.def.field_offset(sym),
-        Member::Tensor(_) | Member::Elem(_) => None,
+        Member::Offset(_, sym) | Member::Dynamic(sym, ..) => s.def.field_offset(sym),
+        Member::Tensor(_) | Member::Format(_) | Member::Elem(_) => None,
     }
 }
 
@@ -2066,6 +2067,7 @@ pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> 
             t.as_tensor().is_some_and(|t| t.dtype() == *d)
         }
         (RtType::Tape, Value::Tape(_)) => true,
+        (RtType::Format, Value::Format(_)) => true,
         (RtType::F64, Value::Int(i)) => return Ok(Value::F64(*i as f64)),
         (RtType::Int, Value::Int(_))
         | (RtType::F64, Value::F64(_))
@@ -2102,6 +2104,7 @@ fn rt_name(rt: &RtType) -> String {
         RtType::DType => "DType".into(),
         RtType::Range => "Range".into(),
         RtType::Tape => "Tape".into(),
+        RtType::Format => "Format".into(),
         RtType::Arr => "Arr".into(),
         RtType::Dict => "Dict".into(),
         RtType::Tuple(n) => format!("tuple of {n}"),

@@ -56,6 +56,7 @@ pub fn format_value(v: &Value, spec: &Spec) -> Result<String, String> {
         | Value::None
         | Value::Struct(_)
         | Value::Tape(_)
+        | Value::Format(_)
         | Value::Undefined => spec.text(&display(v)),
     }
 }
@@ -157,8 +158,21 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
             }
         }
         Value::Tape(_) => out.push_str("<tape>"),
+        Value::Format(f) => out.push_str(&format_format(f)),
         Value::Undefined => out.push_str("<undefined>"),
     }
+}
+
+/// A Format as the `float_format` call that makes it.
+fn format_format(f: &twill_tensor::lab::Format) -> String {
+    format!(
+        "float_format({}, {}, bias={}, subnormals={}, special=\"{}\")",
+        f.exp_bits(),
+        f.man_bits(),
+        f.bias(),
+        f.subnormals(),
+        f.special().name()
+    )
 }
 
 fn wrap(out: &mut String, name: &str, v: &Value, depth: usize) {

@@ -1,5 +1,5 @@
 //! The standard library written in twill itself, shipped inside the
-//! interpreter as the modules `nn`, `optim`, `amp` and `float` (spec
+//! interpreter as the modules `nn`, `optim`, `amp`, `float` and `formats` (spec
 //! §10.8). A program loads one with `import nn`, and reads its members as
 //! `nn.mlp_init(…)`; the session finds a bundled module here when no file
 //! of that name is next to the importing file or on `TWILL_PATH`, so a
@@ -16,6 +16,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("nn.tw", include_str!("../stdlib/nn.tw")),
     ("optim.tw", include_str!("../stdlib/optim.tw")),
     ("amp.tw", include_str!("../stdlib/amp.tw")),
+    ("formats.tw", include_str!("../stdlib/formats.tw")),
 ];
 
 /// Parses, checks and runs every library module into `checker` and

@@ -43,6 +43,8 @@ pub enum Value {
     /// A tensor recorded on an autodiff tape (spec §8).
     Tracked(Rc<Tracked>),
     Tape(Rc<TapeVal>),
+    /// A float format of the formats lab (spec §13).
+    Format(Rc<twill_tensor::lab::Format>),
     /// A global whose definition has not run yet.
     Undefined,
 }
@@ -338,6 +340,7 @@ impl Value {
             Value::Tensor(t) => format!("Tensor[{}]", t.dtype()),
             Value::Tracked(_) => format!("Tensor[{}]", self.as_tensor().map_or(DType::F64, |t| t.dtype())),
             Value::Tape(_) => "Tape".into(),
+            Value::Format(_) => "Format".into(),
             Value::Undefined => "undefined".into(),
         }
     }

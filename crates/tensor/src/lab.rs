@@ -92,7 +92,13 @@ impl Format {
     }
 
     /// A format as `float_format(...)` describes it, or why not.
-    pub fn new(exp_bits: i64, man_bits: i64, bias: Option<i64>, subnormals: bool, special: Special) -> Result<Format, String> {
+    pub fn new(
+        exp_bits: i64,
+        man_bits: i64,
+        bias: Option<i64>,
+        subnormals: bool,
+        special: Special,
+    ) -> Result<Format, String> {
         if !(1..=11).contains(&exp_bits) {
             return Err(format!("`exp_bits` must be 1 to 11, not {exp_bits}"));
         }
@@ -214,7 +220,11 @@ impl Format {
     /// an f64: exact when every value of the format is an f64 (see
     /// [`fits`](Self::fits)), otherwise rounded once to f64.
     pub fn decode(self, p: u64) -> f64 {
-        let p = if self.bits() == 64 { p } else { p & ((1 << self.bits()) - 1) };
+        let p = if self.bits() == 64 {
+            p
+        } else {
+            p & ((1 << self.bits()) - 1)
+        };
         let negative = p & self.sign_bit() != 0;
         let mag = p & (self.sign_bit() - 1);
         let sign = if negative { 1u64 << 63 } else { 0 };
@@ -224,7 +234,9 @@ impl Format {
                 Special::Ieee if m == 0 => F64_EXP_ALL_ONES << F64_MAN_BITS,
                 // A NaN keeps its payload's top bits, as `convert::widen`.
                 Special::Ieee => {
-                    (F64_EXP_ALL_ONES << F64_MAN_BITS) | (1 << (F64_MAN_BITS - 1)) | (m << (F64_MAN_BITS - self.man_bits))
+                    (F64_EXP_ALL_ONES << F64_MAN_BITS)
+                        | (1 << (F64_MAN_BITS - 1))
+                        | (m << (F64_MAN_BITS - self.man_bits))
                 }
                 Special::Fn | Special::None => (F64_EXP_ALL_ONES << F64_MAN_BITS) | (1 << (F64_MAN_BITS - 1)),
             };
@@ -257,7 +269,8 @@ impl Format {
                 }
                 (Special::Fn, _) => Ok(sign | self.nan_pattern()),
                 (Special::None, _) => Err(format!(
-                    "{x} has no encoding in a format with special=\"none\" (every pattern is finite)"
+                    "{} has no encoding in a format with special=\"none\" (every pattern is finite)",
+                    non_finite_name(x)
                 )),
             };
         }
@@ -440,6 +453,17 @@ impl Format {
     }
 }
 
+/// `nan`, `inf` or `-inf`, as twill prints them.
+pub fn non_finite_name(x: f64) -> &'static str {
+    if x.is_nan() {
+        "nan"
+    } else if x > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    }
+}
+
 /// Rounds the exact magnitude `sig · 2^scale`, plus a tail far below its
 /// last bit in direction `tail` (−1, 0, +1: the exact value is a little
 /// below, exactly at, or a little above), to `f`: once, to nearest, ties to
@@ -530,7 +554,10 @@ mod tests {
         assert_eq!(fmt(2, 3, None, true, Special::None).max(), 7.5);
         assert_eq!(fmt(2, 1, None, true, Special::None).max(), 6.0);
         assert_eq!(Format::of(FloatFormat::BF16).max(), f64::from(half::bf16::MAX));
-        assert_eq!(fmt(5, 10, None, true, Special::Ieee).underflow_cliff(), 2f64.powi(-25));
+        assert_eq!(
+            fmt(5, 10, None, true, Special::Ieee).underflow_cliff(),
+            2f64.powi(-25)
+        );
     }
 
     #[test]
@@ -589,7 +616,12 @@ mod tests {
 
     #[test]
     fn decoding_inverts_encoding_on_every_pattern_of_small_formats() {
-        for (e, m, special) in [(4, 3, Special::Fn), (5, 2, Special::Ieee), (3, 2, Special::None), (2, 1, Special::None)] {
+        for (e, m, special) in [
+            (4, 3, Special::Fn),
+            (5, 2, Special::Ieee),
+            (3, 2, Special::None),
+            (2, 1, Special::None),
+        ] {
             for sub in [true, false] {
                 let f = fmt(e, m, Some(3), sub, special);
                 for p in 0..(1u64 << f.bits()) {

@@ -90,6 +90,19 @@ fn parse_arg(j: &J) -> Arg {
         )
     } else if let Some(v) = j.get("s") {
         Arg::Str(v.as_str().expect("string").to_string())
+    } else if let Some(v) = j.get("fmt") {
+        // A formats-lab Format: [exp_bits, man_bits, bias, subnormals, special].
+        let v = v.as_array().expect("format");
+        Arg::Format(
+            twill_tensor::lab::Format::new(
+                v[0].as_i64().expect("exp_bits"),
+                v[1].as_i64().expect("man_bits"),
+                Some(v[2].as_i64().expect("bias")),
+                v[3].as_bool().expect("subnormals"),
+                twill_tensor::lab::Special::from_name(v[4].as_str().expect("special")).expect("special"),
+            )
+            .expect("a valid format"),
+        )
     } else if let Some(v) = j.get("ts") {
         Arg::Tensors(v.as_array().expect("tensors").iter().map(parse_tensor).collect())
     } else {

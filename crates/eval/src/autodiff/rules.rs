@@ -758,7 +758,8 @@ fn table_rule(
         | Op::All
         | Op::Any
         | Op::Argsort
-        | Op::Argtopk => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::Argtopk
+        | Op::RoundTo => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1367,7 +1368,8 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::All
         | Op::Any
         | Op::Argsort
-        | Op::Argtopk => RuleKind::NotDifferentiable,
+        | Op::Argtopk
+        | Op::RoundTo => RuleKind::NotDifferentiable,
     }
 }
 

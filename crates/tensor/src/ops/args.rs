@@ -21,6 +21,8 @@ pub enum Arg {
     /// An `Arr[Tensor]` (`concat`, `stack`).
     Tensors(Vec<Tensor>),
     Str(String),
+    /// A float format of the formats lab (`acc=`, `round_to`'s `fmt`).
+    Format(crate::lab::Format),
 }
 
 impl Arg {
@@ -34,6 +36,7 @@ impl Arg {
             Arg::Ints(_) => "Arr[Int]",
             Arg::Tensors(_) => "Arr[Tensor]",
             Arg::Str(_) => "Str",
+            Arg::Format(_) => "Format",
         }
     }
 }
@@ -152,6 +155,24 @@ impl Args {
     }
 
     /// The argument named `name`, if given.
+    /// A Format argument (`acc=`, `fmt`), if given.
+    pub fn format(&self, name: &str) -> Result<Option<crate::lab::Format>, TensorError> {
+        let r = match self.get(name) {
+            None => Ok(None),
+            Some(Arg::Format(f)) => Ok(Some(*f)),
+            Some(Arg::DType(d)) if matches!(d, DType::Bf16 | DType::F16 | DType::F32) => err(format!(
+                "`{}`: `{name}` must be a Format, not the dtype {d}; a dtype's own format is `formats.{d}` (`import formats`)",
+                self.op
+            )),
+            Some(other) => err(format!(
+                "`{}`: `{name}` must be a Format, not `{}`",
+                self.op,
+                other.kind()
+            )),
+        };
+        self.about(name, r)
+    }
+
     pub fn get(&self, name: &str) -> Option<&Arg> {
         self.values.get(self.index(name)).and_then(|v| v.as_ref())
     }

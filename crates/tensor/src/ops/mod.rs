@@ -17,6 +17,7 @@ mod args;
 pub mod contract;
 pub mod dtypes;
 pub mod elementwise;
+pub mod lab;
 pub mod order;
 pub mod reduce;
 pub mod shape;
@@ -126,6 +127,9 @@ const AB: &[Param] = &[req("a"), req("b")];
 const REDUCE: &[Param] = &[req("x"), opt("axis"), opt("keepdim")];
 const SPREAD: &[Param] = &[req("x"), opt("axis"), opt("keepdim"), opt("ddof")];
 const SCAN: &[Param] = &[req("x"), req("axis")];
+/// `sum` and `cumsum` take the formats lab's `acc=` (spec §13).
+const SUM: &[Param] = &[req("x"), opt("axis"), opt("keepdim"), opt("acc")];
+const CUMSUM: &[Param] = &[req("x"), req("axis"), opt("acc")];
 const NORMALISE: &[Param] = &[req("x"), opt("axis")];
 const SORT: &[Param] = &[req("x"), opt("axis"), opt("descending")];
 const TOPK: &[Param] = &[req("x"), req("k"), opt("axis")];
@@ -204,8 +208,8 @@ registry! {
     IsNan = "isnan", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsNan), "whether each element is NaN", elementwise::run_isnan;
     IsInf = "isinf", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsInf), "whether each element is +inf or -inf", elementwise::run_isinf;
     IsFinite = "isfinite", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsFinite), "whether each element is neither infinite nor NaN", elementwise::run_isfinite;
-    Sum = "sum", REDUCE, false, Rule::Sum, P0, Rule, Host::No,
-        "the sum over all elements or along `axis`; narrow floats accumulate in f32", reduce::sum;
+    Sum = "sum", SUM, false, Rule::Sum, P0, Rule, Host::No,
+        "the sum over all elements or along `axis`; narrow floats accumulate in f32; acc=fmt rounds every step to a Format", reduce::sum;
     Mean = "mean", REDUCE, false, Rule::Float, P0, Rule, Host::No, "the arithmetic mean over all elements or along `axis`", reduce::mean;
     Prod = "prod", REDUCE, false, Rule::Sum, P0, Rule, Host::No, "the product over all elements or along `axis`", reduce::prod;
     Max = "max", REDUCE, false, Rule::Same, P0, Rule, Host::No, "the largest element, overall or along `axis`; NaN if any is NaN", reduce::max;
@@ -218,7 +222,7 @@ registry! {
     All = "all", REDUCE, false, Rule::Bool, NONE, None, Host::No, "whether every element is nonzero, overall or along `axis`", reduce::all;
     Any = "any", REDUCE, false, Rule::Bool, NONE, None, Host::No, "whether some element is nonzero, overall or along `axis`", reduce::any;
     Logsumexp = "logsumexp", REDUCE, false, Rule::Float, P0, Rule, Host::No, "log(sum(exp(x))) computed without overflow", reduce::logsumexp;
-    Cumsum = "cumsum", SCAN, false, Rule::Sum, P0, Rule, Host::No, "running sums along `axis`", reduce::cumsum;
+    Cumsum = "cumsum", CUMSUM, false, Rule::Sum, P0, Rule, Host::No, "running sums along `axis`; acc=fmt rounds every step to a Format", reduce::cumsum;
     Cumprod = "cumprod", SCAN, false, Rule::Sum, P0, Rule, Host::No, "running products along `axis`", reduce::cumprod;
     Softmax = "softmax", NORMALISE, false, Rule::Float, P0, Rule, Host::No, "exp(x) normalised to sum to 1 along `axis` (the last by default)", reduce::softmax;
     LogSoftmax = "log_softmax", NORMALISE, false, Rule::Float, P0, Rule, Host::No, "log(softmax(x)) computed stably along `axis`", reduce::log_softmax;
@@ -244,8 +248,10 @@ registry! {
     Gather = "gather", SELECT, false, Rule::Same, P0, Rule, Host::No, "elements picked along `axis` by the index tensor `idx`", shape::gather;
     IndexSelect = "index_select", SELECT, false, Rule::Same, P0, Rule, Host::No,
         "slices picked along `axis` by the rank-1 index tensor `idx`", shape::index_select;
-    Matmul = "matmul", AB, false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
-        "matrix product with NumPy's batching rules (also `a @ b`)", contract::matmul_op;
+    Matmul = "matmul", &[req("a"), req("b"), opt("acc")], false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
+        "matrix product with NumPy's batching rules (also `a @ b`); acc=fmt rounds every product and step to a Format", contract::matmul_op;
+    RoundTo = "round_to", &[req("x"), req("fmt")], false, Rule::Same, P0, None, Host::No,
+        "every element rounded once, to nearest even, to a Format, in x's dtype (f64, or f32 when the Format fits)", lab::round_to;
     Linear = "linear", &[req("x"), req("w"), opt("b")], false, Rule::Contract(3), promotes(0, 3), Rule, Host::No,
         "x @ w.T + b, as PyTorch's linear layer", contract::linear_op;
     Einsum = "einsum", &[req("spec"), req("a")], true, Rule::Einsum, Promotes { start: 1, end: None }, Rule, Host::No,

@@ -30,6 +30,7 @@ use rayon::prelude::*;
 
 use super::args::{Arg, Args, Out};
 use crate::dispatch;
+use crate::dtype::DType;
 use crate::error::AllocError;
 use crate::math;
 use crate::storage::{try_collect, try_filled, try_vec, Accumulate, Element, Storage};
@@ -611,12 +612,38 @@ fn non_empty(a: &Args, p: &Plan, x: &Tensor) -> Result<(), TensorError> {
 // sum, prod, mean, var, std, logsumexp
 
 pub(super) fn sum(a: &Args) -> Result<Out, TensorError> {
+    if let Some(fmt) = a.format("acc")? {
+        return sum_every_step(a, fmt);
+    }
     let (x, p) = plan(a)?;
     let data = dispatch!(x.dtype(), T => {
         let v = fold_all::<T, _>(&p, <<T as Element>::Acc as Accumulate>::ZERO, <T as Element>::widen, Accumulate::add)?;
         stored::<<T as Reduced>::Sum, _>(v.into_iter().map(Element::to_f64))?
     });
     tensor_out(data, p.shape)
+}
+
+/// `sum(x, acc=fmt)`, the formats lab's EVERY_STEP model (spec §13): each
+/// element rounded to `fmt`, then this module's fixed order with every
+/// addition rounded to `fmt`; the result in x's dtype (f64, or f32 when
+/// the format fits in f32).
+fn sum_every_step(a: &Args, fmt: crate::lab::Format) -> Result<Out, TensorError> {
+    let (x, mut p) = plan(a)?;
+    let dt = a.about("x", super::lab::lab_dtype("sum", x.dtype(), fmt))?;
+    let wide = x.cast(DType::F64)?;
+    super::lab::check_encodable(
+        "sum",
+        f64::slice(wide.contiguous()?.storage()).unwrap_or(&[]),
+        fmt,
+    )?;
+    p.x = wide;
+    let v = fold_all::<f64, f64>(
+        &p,
+        0.0,
+        move |e| fmt.round(e).unwrap_or(e),
+        move |s, e| fmt.add(s, e),
+    )?;
+    Ok(Out::Tensor(super::lab::stored(v, dt, p.shape)?))
 }
 
 pub(super) fn prod(a: &Args) -> Result<Out, TensorError> {
@@ -1068,6 +1095,9 @@ fn map_rows_into<T: Element, O: Element + Default>(
 fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let axis = one_axis(a, x, None)?;
+    if let Some(fmt) = a.format("acc")? {
+        return scan_every_step(a, x, axis, fmt);
+    }
     let (r, perm) = along(x, axis)?;
     dispatch!(x.dtype(), T => {
         let out = map_rows_into::<T, <T as Reduced>::Sum>(&r, |row, o| {
@@ -1084,6 +1114,38 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
         })?;
         unmove(out, x, &perm)
     })
+}
+
+/// `cumsum(x, axis, acc=fmt)`, EVERY_STEP (spec §13): sequential, each
+/// element rounded to `fmt` and every running sum rounded to `fmt`.
+fn scan_every_step(a: &Args, x: &Tensor, axis: usize, fmt: crate::lab::Format) -> Result<Out, TensorError> {
+    let dt = a.about("x", super::lab::lab_dtype("cumsum", x.dtype(), fmt))?;
+    let wide = x.cast(DType::F64)?;
+    super::lab::check_encodable(
+        "cumsum",
+        f64::slice(wide.contiguous()?.storage()).unwrap_or(&[]),
+        fmt,
+    )?;
+    let (r, perm) = along(&wide, axis)?;
+    let out = map_rows_into::<f64, f64>(&r, |row, o| {
+        let mut acc = None;
+        for (y, &v) in o.iter_mut().zip(row) {
+            let e = fmt.round(v).unwrap_or(v);
+            let next = match acc {
+                None => e,
+                Some(s) => fmt.add(s, e),
+            };
+            acc = Some(next);
+            *y = next;
+        }
+    })?;
+    match unmove(out, &wide, &perm)? {
+        Out::Tensor(t) => {
+            let shape = t.shape().to_vec();
+            Ok(Out::Tensor(super::lab::stored(t.to_f64_vec()?, dt, shape)?))
+        }
+        other => Ok(other),
+    }
 }
 
 pub(super) fn cumsum(a: &Args) -> Result<Out, TensorError> {

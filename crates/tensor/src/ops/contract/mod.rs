@@ -31,6 +31,9 @@ fn fail<T>(msg: String) -> Result<T, TensorError> {
 }
 
 pub(super) fn matmul_op(args: &Args) -> Result<Out, TensorError> {
+    if let Some(fmt) = args.format("acc")? {
+        return super::lab::matmul_every_step(args.tensor("a")?, args.tensor("b")?, fmt).map(Out::Tensor);
+    }
     matmul(args.tensor("a")?, args.tensor("b")?).map(Out::Tensor)
 }
 
@@ -63,7 +66,8 @@ pub(super) fn einsum_op(args: &Args) -> Result<Out, TensorError> {
             | Arg::DType(_)
             | Arg::Ints(_)
             | Arg::Tensors(_)
-            | Arg::Str(_)) => {
+            | Arg::Str(_)
+            | Arg::Format(_)) => {
                 return fail(format!(
                     "`einsum`: operand {} must be a tensor, not `{}`",
                     i + 1,
