@@ -15,6 +15,17 @@ fn run_example(name: &str) -> Output {
     run_example_with_threads(name, None)
 }
 
+fn run_example_engine(name: &str, engine: &str) -> Output {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    Command::new(env!("CARGO_BIN_EXE_twill"))
+        .arg("run")
+        .arg(format!("--engine={engine}"))
+        .arg(format!("examples/{name}"))
+        .current_dir(root)
+        .output()
+        .expect("the twill binary runs")
+}
+
 fn run_example_with_threads(name: &str, threads: Option<usize>) -> Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
@@ -59,15 +70,47 @@ fn train_digits_reaches_95_percent_in_every_dtype_and_is_deterministic() {
     }
 }
 
+/// The formats lab's examples (seed 003's tables) print what their
+/// reviewed snapshots say, under both engines; `docs/formats.md` discusses
+/// the figures. The stagnation table must reproduce the seed's eight
+/// numbers exactly, and the bias shift must find no difference.
 #[test]
-fn accumulation_reproduces_the_seed_table() {
-    let o = run_example("accumulation.tw");
-    assert_eq!(o.status.code(), Some(0));
-    let out = String::from_utf8_lossy(&o.stdout);
-    // The bf16 accumulator sticks at 32 (seed 003: 0.68 and 0.94 lost);
-    // twill's f32-accumulated sum is exact after its one rounding.
-    assert!(out.contains("1000   32   0.68   100   0"), "{out}");
-    assert!(out.contains("5000   32   0.936   500   0"), "{out}");
+fn formats_examples_reproduce_seed_003() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/examples"));
+    for name in ["stagnation", "gradients", "bias_shift"] {
+        let o = run_example(&format!("formats/{name}.tw"));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let tree = run_example_engine(&format!("formats/{name}.tw"), "tree");
+        assert_eq!(o.stdout, tree.stdout, "{name}: the engines disagree");
+        settings.bind(|| insta::assert_snapshot!(format!("formats_{name}"), out));
+        match name {
+            "stagnation" => {
+                for seed in [
+                    "1.11e-16", "1.95e-15", "1.41e-14", "9.04e-14", "7.81e-03", "6.25e-03", "6.80e-01",
+                    "9.36e-01",
+                ] {
+                    assert!(out.contains(seed), "{seed} missing:\n{out}");
+                }
+            }
+            "bias_shift" => {
+                let rows: Vec<&str> = out.lines().skip(2).collect();
+                assert_eq!(rows.len(), 12, "{out}");
+                assert!(
+                    rows.iter().all(|r| r.ends_with(" 0  true")),
+                    "a difference:\n{out}"
+                );
+            }
+            _ => {}
+        }
+    }
 }
 
 #[test]

@@ -453,6 +453,146 @@ impl Format {
     }
 }
 
+/// [`Format::round`] for many values: the same results (tested against it
+/// on every vector), found on the f64's bits where they can be — a
+/// normal result is the f64 with its mantissa rounded to `man_bits` bits
+/// by one integer addition (a carry into the exponent is the next
+/// binade), a result below the smallest normal is a multiple of the
+/// smallest subnormal, by one exact scaling — and by `round` itself for
+/// NaN, infinities, overflow and formats too wide for the shortcut.
+#[derive(Clone, Copy, Debug)]
+pub struct Rounder {
+    f: Format,
+    /// f64 mantissa bits below the format's last one.
+    shift: u32,
+    min_normal: f64,
+    half_min_normal: f64,
+    max_bits: u64,
+    /// 2^−q and 2^q for the smallest subnormal 2^q; `None`: not both are
+    /// normal f64s, so the general routine rounds below the normals.
+    scale: Option<(f64, f64)>,
+    /// The same constants for f32 inputs, when every value of the format
+    /// is an f32 ([`Format::fits_f32`]).
+    f32: Option<Rounder32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Rounder32 {
+    shift: u32,
+    min_normal: f32,
+    half_min_normal: f32,
+    max_bits: u32,
+    scale: Option<(f32, f32)>,
+}
+
+impl Rounder {
+    /// The shortcut for `f`, whose values must all be f64 values
+    /// ([`Format::fits_f64`]; otherwise every value takes the general path).
+    pub fn new(f: Format) -> Rounder {
+        let q = 1 - f.bias - f.man_bits as i32;
+        let pow2 = |e: i32| {
+            (-1022..=1023)
+                .contains(&e)
+                .then(|| f64::from_bits(((e + F64_BIAS) as u64) << F64_MAN_BITS))
+        };
+        let fits = f.fits_f64();
+        Rounder {
+            f,
+            shift: F64_MAN_BITS - f.man_bits,
+            min_normal: if fits { f.min_normal() } else { f64::INFINITY },
+            half_min_normal: f.min_normal() / 2.0,
+            max_bits: f.max().to_bits(),
+            scale: pow2(-q).zip(pow2(q)),
+            f32: f.fits_f32().then(|| {
+                let pow2 = |e: i32| {
+                    (-126..=127)
+                        .contains(&e)
+                        .then(|| f32::from_bits(((e + 127) as u32) << 23))
+                };
+                Rounder32 {
+                    shift: 23 - f.man_bits,
+                    min_normal: f.min_normal() as f32,
+                    half_min_normal: (f.min_normal() / 2.0) as f32,
+                    max_bits: (f.max() as f32).to_bits(),
+                    scale: pow2(-q).zip(pow2(q)),
+                }
+            }),
+        }
+    }
+
+    /// `x` rounded to the format, for an f32 `x` and a format whose values
+    /// are all f32s: [`round`](Self::round)'s value, on the f32's bits
+    /// (the format's values are f32 values, so the conversions are exact;
+    /// a NaN keeps the casts' payload rule).
+    #[inline(always)]
+    pub fn round_f32(&self, x: f32) -> f32 {
+        if let Some(c) = &self.f32 {
+            let a = x.abs();
+            if a >= c.min_normal && a < f32::INFINITY {
+                let b = a.to_bits();
+                let r = if c.shift == 0 {
+                    b
+                } else {
+                    let half = 1u32 << (c.shift - 1);
+                    let lsb = (b >> c.shift) & 1;
+                    (b + half - 1 + lsb) & !((1u32 << c.shift) - 1)
+                };
+                if r <= c.max_bits {
+                    return f32::from_bits(r).copysign(x);
+                }
+            } else if a < c.min_normal {
+                if !self.f.subnormals {
+                    let r = if a > c.half_min_normal { c.min_normal } else { 0.0 };
+                    return r.copysign(x);
+                }
+                if let Some((up, down)) = c.scale {
+                    return ((a * up).round_ties_even() * down).copysign(x);
+                }
+            }
+        }
+        let y = self.round(f64::from(x));
+        if y.is_nan() {
+            crate::convert::f64_to_f32(y)
+        } else {
+            y as f32
+        }
+    }
+
+    /// `x` rounded to the format: [`Format::round`]'s value (an error
+    /// there, for a NaN or infinite input of a special="none" format, is
+    /// NaN here; callers check for such inputs first).
+    #[inline(always)]
+    pub fn round(&self, x: f64) -> f64 {
+        let a = x.abs();
+        if a >= self.min_normal && a < f64::INFINITY {
+            let b = a.to_bits();
+            let r = if self.shift == 0 {
+                b
+            } else {
+                let half = 1u64 << (self.shift - 1);
+                let lsb = (b >> self.shift) & 1;
+                (b + half - 1 + lsb) & !((1u64 << self.shift) - 1)
+            };
+            if r <= self.max_bits {
+                return f64::from_bits(r).copysign(x);
+            }
+        } else if a < self.min_normal {
+            if !self.f.subnormals {
+                let r = if a > self.half_min_normal {
+                    self.min_normal
+                } else {
+                    0.0
+                };
+                return r.copysign(x);
+            }
+            if let Some((up, down)) = self.scale {
+                return ((a * up).round_ties_even() * down).copysign(x);
+            }
+        }
+        self.f.round(x).unwrap_or(f64::NAN)
+    }
+}
+
 /// `nan`, `inf` or `-inf`, as twill prints them.
 pub fn non_finite_name(x: f64) -> &'static str {
     if x.is_nan() {

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use twill_tensor::lab::{Format, Special};
+use twill_tensor::lab::{Format, Rounder, Special};
 use twill_tensor::ops::{self, Arg, Op, Out};
 use twill_tensor::{DType, Tensor};
 
@@ -147,6 +147,45 @@ fn rounding_from_f64_and_from_f32_matches_the_reference() {
         }
     }
     report("rounding from f32", v.r32.len(), 30_000, &failures);
+}
+
+/// The bit-level shortcut `round_to` uses ([`Rounder`]) gives the exact
+/// routine's value on every vector, from f64 and from f32 inputs.
+#[test]
+fn the_rounding_shortcut_is_the_rounding_routine() {
+    let v = load();
+    let rounders: BTreeMap<&String, Rounder> = v.formats.iter().map(|(n, f)| (n, Rounder::new(*f))).collect();
+    let mut failures = Vec::new();
+    let inputs = v.r64.iter().map(|(n, x, p)| (n, f64::from_bits(*x), p)).chain(
+        v.r32
+            .iter()
+            .map(|(n, x, p)| (n, f64::from(f32::from_bits(*x)), p)),
+    );
+    let mut checked = 0;
+    for (name, x, p) in inputs {
+        let Some(p) = p else { continue };
+        checked += 1;
+        let want = v.formats[name].decode(*p).to_bits();
+        let got = rounders[name].round(x).to_bits();
+        if got != want {
+            failures.push(format!("{name} {x:e}: got {got:016x}, want {want:016x}"));
+        }
+    }
+    report("the shortcut", checked, 60_000, &failures);
+    let mut failures = Vec::new();
+    for (name, x, p) in &v.r32 {
+        let Some(p) = p else { continue };
+        let f = v.formats[name];
+        if !f.fits_f32() {
+            continue;
+        }
+        let want = twill_tensor::convert::f64_to_f32(f.decode(*p)).to_bits();
+        let got = rounders[name].round_f32(f32::from_bits(*x)).to_bits();
+        if got != want {
+            failures.push(format!("{name} f32 {x:08x}: got {got:08x}, want {want:08x}"));
+        }
+    }
+    report("the f32 shortcut", v.r32.len(), 30_000, &failures);
 }
 
 fn run(op: Op, pos: Vec<Arg>, kw: Vec<(&str, Arg)>) -> Tensor {

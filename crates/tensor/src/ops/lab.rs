@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use super::args::{Args, Out};
 use crate::convert::f64_to_f32;
 use crate::dtype::DType;
-use crate::lab::{Format, Special};
+use crate::lab::{Format, Rounder, Special};
 use crate::storage::{try_collect, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
@@ -90,14 +90,16 @@ pub(super) fn round_to(a: &Args) -> Result<Out, TensorError> {
                 }
             }
             // Every value of `fmt` is an f32, so the f64 result narrows
-            // exactly.
-            let out = map_elems(v, |e| f64_to_f32(fmt.round(f64::from(e)).unwrap_or(f64::NAN)));
+            // exactly (a NaN by the casts' payload rule).
+            let r = Rounder::new(fmt);
+            let out = map_elems(v, |e| r.round_f32(e));
             Tensor::from_vec(out, shape)?
         }
     } else {
         let v = f64::slice(x.storage()).unwrap_or(&[]);
         check_encodable("round_to", v, fmt)?;
-        let out = map_elems(v, |e| fmt.round(e).unwrap_or(f64::NAN));
+        let r = Rounder::new(fmt);
+        let out = map_elems(v, |e| r.round(e));
         Tensor::from_vec(out, shape)?
     };
     Ok(Out::Tensor(t))
