@@ -200,24 +200,24 @@ fn bits64(t: &Tensor) -> Vec<u64> {
     t.to_f64_vec().unwrap().iter().map(|x| x.to_bits()).collect()
 }
 
-/// `x.round_to(formats.bf16)` (and f16) and `x.to(bf16).to(f64)` agree on
-/// every f64 input of the vectors, NaN payloads included.
+/// `x.round_to(formats.bf16)` and `x.to(bf16).to(f64)` agree on every f64
+/// input of the vectors, NaN payloads included; f16 and f32 likewise.
 #[test]
 fn round_to_a_dtype_format_is_its_cast() {
     let v = load();
-    for (name, dt) in [("bf16", DType::Bf16), ("f16", DType::F16)] {
-        let xs: Vec<f64> = v
-            .r64
-            .iter()
-            .filter(|r| r.0 == name)
-            .map(|r| f64::from_bits(r.1))
-            .collect();
-        assert!(xs.len() > 1000, "{name}: too few vectors");
-        let n = xs.len();
-        let x = Tensor::from_vec(xs, vec![n]).unwrap();
+    // Every f64 input of every format's vectors, into each dtype's format.
+    let all: Vec<f64> = v.r64.iter().map(|r| f64::from_bits(r.1)).collect();
+    assert!(all.len() > 30_000, "too few vectors");
+    for (name, dt) in [("bf16", DType::Bf16), ("f16", DType::F16), ("f32", DType::F32)] {
+        let fmt = match v.formats.get(name) {
+            Some(f) => *f,
+            None => Format::of(twill_tensor::convert::FloatFormat::F32),
+        };
+        let n = all.len();
+        let x = Tensor::from_vec(all.clone(), vec![n]).unwrap();
         let rounded = run(
             Op::RoundTo,
-            vec![Arg::Tensor(x.clone()), Arg::Format(v.formats[name])],
+            vec![Arg::Tensor(x.clone()), Arg::Format(fmt)],
             vec![],
         );
         let cast = x.cast(dt).unwrap().cast(DType::F64).unwrap();

@@ -12,7 +12,7 @@ use super::args::{Args, Out};
 use crate::convert::f64_to_f32;
 use crate::dtype::DType;
 use crate::lab::{Format, Rounder, Special};
-use crate::storage::{try_collect, Element};
+use crate::storage::{try_collect, try_vec, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
@@ -61,12 +61,25 @@ pub(crate) fn check_encodable(op: &str, v: &[f64], fmt: Format) -> Result<(), Te
 
 /// `f` applied to every element, in parallel for large inputs (the
 /// elements are independent, so the split cannot change a bit).
-fn map_elems<T: Copy + Send + Sync, O: Send>(v: &[T], f: impl Fn(T) -> O + Sync + Send) -> Vec<O> {
-    if v.len() < PAR_MIN {
-        v.iter().map(|&x| f(x)).collect()
+/// The output is allocated up front: a size that does not fit is an
+/// error, never an abort.
+fn map_elems<T: Copy + Send + Sync, O: Send>(
+    v: &[T],
+    f: impl Fn(T) -> O + Sync + Send,
+) -> Result<Vec<O>, TensorError> {
+    map_range(v.len(), |i| f(v[i]))
+}
+
+/// `f(0), f(1), …, f(n - 1)`, in parallel for large `n`, into storage
+/// allocated up front.
+fn map_range<O: Send>(n: usize, f: impl Fn(usize) -> O + Sync + Send) -> Result<Vec<O>, TensorError> {
+    let mut out = try_vec(n)?;
+    if n < PAR_MIN {
+        out.extend((0..n).map(f));
     } else {
-        v.par_iter().with_min_len(PAR_MIN / 4).map(|&x| f(x)).collect()
+        out.par_extend((0..n).into_par_iter().with_min_len(PAR_MIN / 4).map(f));
     }
+    Ok(out)
 }
 
 /// `x.round_to(fmt)`: every element rounded once to `fmt`, in x's dtype.
@@ -92,14 +105,14 @@ pub(super) fn round_to(a: &Args) -> Result<Out, TensorError> {
             // Every value of `fmt` is an f32, so the f64 result narrows
             // exactly (a NaN by the casts' payload rule).
             let r = Rounder::new(fmt);
-            let out = map_elems(v, |e| r.round_f32(e));
+            let out = map_elems(v, |e| r.round_f32(e))?;
             Tensor::from_vec(out, shape)?
         }
     } else {
         let v = f64::slice(x.storage()).unwrap_or(&[]);
         check_encodable("round_to", v, fmt)?;
         let r = Rounder::new(fmt);
-        let out = map_elems(v, |e| r.round(e));
+        let out = map_elems(v, |e| r.round(e))?;
         Tensor::from_vec(out, shape)?
     };
     Ok(Out::Tensor(t))
@@ -121,7 +134,7 @@ pub fn encode(fmt: Format, x: &Tensor) -> Result<Tensor, TensorError> {
     }
     let v = values(x)?;
     check_encodable("encode", &v, fmt)?;
-    let out: Vec<i32> = map_elems(&v, |e| fmt.encode(e).unwrap_or(0) as u32 as i32);
+    let out: Vec<i32> = map_elems(&v, |e| fmt.encode(e).unwrap_or(0) as u32 as i32)?;
     Tensor::from_vec(out, x.shape().to_vec())
 }
 
@@ -136,7 +149,7 @@ pub fn decode(fmt: Format, t: &Tensor) -> Result<Tensor, TensorError> {
     }
     let v = values(t)?;
     // An i32 pattern's sign bit is bit 31 of the pattern.
-    let out: Vec<f64> = map_elems(&v, |e| fmt.decode(e as i64 as u32 as u64));
+    let out: Vec<f64> = map_elems(&v, |e| fmt.decode(e as i64 as u32 as u64))?;
     Tensor::from_vec(out, t.shape().to_vec())
 }
 
@@ -185,10 +198,12 @@ pub(crate) fn matmul_every_step(a: &Tensor, b: &Tensor, fmt: Format) -> Result<T
     let (av, bv) = (values(a)?, values(b)?);
     check_encodable("matmul", &av, fmt)?;
     check_encodable("matmul", &bv, fmt)?;
-    let round = |v: Vec<f64>| -> Vec<f64> { map_elems(&v, |e| fmt.round(e).unwrap_or(f64::NAN)) };
-    let (av, bv) = (round(av), round(bv));
-    let cells: Vec<usize> = (0..m * n).collect();
-    let out: Vec<f64> = map_elems(&cells, |c| {
+    let round = |v: Vec<f64>| map_elems(&v, |e| fmt.round(e).unwrap_or(f64::NAN));
+    let (av, bv) = (round(av)?, round(bv)?);
+    let cells = m
+        .checked_mul(n)
+        .ok_or_else(|| TensorError(format!("`matmul`: a result of {m} x {n} is too large")))?;
+    let out: Vec<f64> = map_range(cells, |c| {
         let (i, j) = (c / n, c % n);
         let mut acc = 0.0;
         for p in 0..k {
@@ -196,7 +211,7 @@ pub(crate) fn matmul_every_step(a: &Tensor, b: &Tensor, fmt: Format) -> Result<T
             acc = fmt.add(acc, prod);
         }
         acc
-    });
+    })?;
     let shape = match (a.ndim(), b.ndim()) {
         (2, 2) => vec![m, n],
         (2, _) => vec![m],
