@@ -552,7 +552,9 @@ impl Rounder {
         }
         let y = self.round(f64::from(x));
         if y.is_nan() {
-            crate::convert::f64_to_f32(y)
+            // The casts' NaN rule: narrowed by the same routine.
+            let p = Format::of(FloatFormat::F32).encode(y).unwrap_or(0);
+            f32::from_bits(p as u32)
         } else {
             y as f32
         }

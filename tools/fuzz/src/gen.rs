@@ -710,6 +710,10 @@ impl Gen<'_> {
                 1 => format!("{}.numel()", self.tensor(d - 1)),
                 _ => format!("{}.find({})", self.str_expr(d - 1), self.str_expr(d - 1)),
             },
+            9 if self.rng.chance(15) => {
+                let m = self.rng.pick(&["underflows", "overflows"]);
+                format!("{}.{m}({})", self.format_expr(), self.tensor(d - 1))
+            }
             9 => match self.rng.below(3) {
                 0 => format!("abs({})", self.int(d - 1)),
                 1 => format!("-{}", self.int(d - 1)),
@@ -752,6 +756,12 @@ impl Gen<'_> {
                 self.float(d - 1)
             ),
             7 => format!("f64_from_bits({})", self.int(d - 1)),
+            8 if self.rng.chance(20) => {
+                let field = self
+                    .rng
+                    .pick(&["max", "min_normal", "min_subnormal", "eps", "underflow_cliff"]);
+                format!("{}.{field}", self.format_expr())
+            }
             _ => format!("{}.sum().to(f64).item()", self.tensor(d - 1)),
         }
     }
@@ -1062,9 +1072,14 @@ impl Gen<'_> {
                 };
                 format!("({} {op} {b})", self.tensor(d - 1))
             }
-            5 => match self.rng.below(4) {
+            5 => match self.rng.below(6) {
                 0 => format!("(-{})", self.tensor(d - 1)),
                 1 => format!("{}.T", self.tensor(d - 1)),
+                4 => format!("{}.encode({})", self.format_expr(), self.tensor(d - 1)),
+                5 => {
+                    let f = self.format_expr();
+                    format!("{f}.decode({f}.encode({}))", self.tensor(d - 1))
+                }
                 _ => format!("{}.to({})", self.tensor(d - 1), self.dtype()),
             },
             6 => {
@@ -1141,6 +1156,7 @@ impl Gen<'_> {
                 _ => self.tensor(d),
             },
             "spec" => self.rng.pick(EINSUM_SPECS).to_string(),
+            "acc" | "fmt" => self.format_expr(),
             "stride" | "padding" => match self.rng.below(4) {
                 0 => format!("[{}, {}]", self.rng.range(0, 2), self.rng.range(0, 2)),
                 1 => self.rng.pick(INT_EDGES).to_string(),
@@ -1148,6 +1164,39 @@ impl Gen<'_> {
             },
             _ => self.any(d),
         }
+    }
+
+    /// A formats-lab Format (spec §13): mostly valid widths, biases and
+    /// special schemes, sometimes edge or invalid ones.
+    fn format_expr(&mut self) -> String {
+        let (e, m) = if self.rng.chance(80) {
+            (self.rng.range(1, 11), self.rng.range(0, 52))
+        } else {
+            (
+                self.rng.pick(INT_EDGES).to_string().parse().unwrap_or(0),
+                self.rng.range(-1, 60),
+            )
+        };
+        let mut call = format!("float_format({e}, {m}");
+        if self.rng.chance(40) {
+            let bias = if self.rng.chance(80) {
+                self.rng.range(-40, 1100).to_string()
+            } else {
+                self.rng.pick(INT_EDGES).to_string()
+            };
+            call.push_str(&format!(", bias={bias}"));
+        }
+        if self.rng.chance(30) {
+            call.push_str(&format!(", subnormals={}", self.rng.pick(&["true", "false"])));
+        }
+        if self.rng.chance(50) {
+            call.push_str(&format!(
+                ", special={}",
+                self.rng.pick(&["\"ieee\"", "\"fn\"", "\"none\"", "\"x\""])
+            ));
+        }
+        call.push(')');
+        call
     }
 
     fn axis(&mut self) -> String {
