@@ -847,6 +847,17 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
 fn builtin_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<Value> {
     let host = op.spec().host;
     let any_tensor = slots.iter().flatten().any(Value::is_tensor);
+    // Python's `min(a, b)` of two numbers is `minimum(a, b)` here: `min`
+    // and `max` are reductions (`min(x, axis)`).
+    if let (Op::Min | Op::Max, [Some(a), Some(b), ..]) = (op, slots.as_slice()) {
+        if number(a).is_some() && number(b).is_some() {
+            let pair = if op == Op::Min { "minimum" } else { "maximum" };
+            return fail(
+                span,
+                format!("`{op}` of two numbers is `{pair}(a, b)`: `{op}(x, axis)` reduces a tensor (or `{op}(arr)` an Arr)"),
+            );
+        }
+    }
     if matches!(host, Host::No) || any_tensor {
         return call_op(op, slots, at, span);
     }
