@@ -725,6 +725,11 @@ fn join_typed<T: Element>(
     shape: Vec<usize>,
 ) -> Result<Tensor, TensorError> {
     let total = numel_of(&shape)?;
+    // Nothing to copy: the loop below would still count through the outer
+    // positions, which an empty axis does not bound ([2^62, 0] stacked).
+    if total == 0 {
+        return Tensor::from_vec(Vec::<T>::new(), shape);
+    }
     let outer: usize = shape[..ax].iter().product();
     let mut slices: Vec<(&[T], usize)> = Vec::with_capacity(pieces.len());
     for p in pieces {
