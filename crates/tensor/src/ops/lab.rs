@@ -44,6 +44,21 @@ pub(crate) fn lab_dtype(op: &str, dtype: DType, fmt: Format) -> Result<DType, Te
     }
 }
 
+/// What an EVERY_STEP `sum`/`cumsum` of `x` works on: the dtype it answers
+/// in, and `x` widened (exactly) to a row-major f64 tensor whose values
+/// `fmt` can encode.
+pub(crate) fn every_step_input(
+    a: &Args,
+    op: &str,
+    x: &Tensor,
+    fmt: Format,
+) -> Result<(DType, Tensor), TensorError> {
+    let dt = a.about("x", lab_dtype(op, x.dtype(), fmt))?;
+    let wide = x.cast(DType::F64)?.contiguous()?;
+    check_encodable(op, f64::slice(wide.storage()).unwrap_or(&[]), fmt)?;
+    Ok((dt, wide))
+}
+
 /// An error for the first NaN or infinity of `v` when `fmt` cannot encode
 /// them (special="none").
 pub(crate) fn check_encodable(op: &str, v: &[f64], fmt: Format) -> Result<(), TensorError> {

@@ -30,7 +30,6 @@ use rayon::prelude::*;
 
 use super::args::{Arg, Args, Out};
 use crate::dispatch;
-use crate::dtype::DType;
 use crate::error::AllocError;
 use crate::math;
 use crate::storage::{try_collect, try_filled, try_vec, Accumulate, Element, Storage};
@@ -629,13 +628,7 @@ pub(super) fn sum(a: &Args) -> Result<Out, TensorError> {
 /// the format fits in f32).
 fn sum_every_step(a: &Args, fmt: crate::lab::Format) -> Result<Out, TensorError> {
     let (x, mut p) = plan(a)?;
-    let dt = a.about("x", super::lab::lab_dtype("sum", x.dtype(), fmt))?;
-    let wide = x.cast(DType::F64)?;
-    super::lab::check_encodable(
-        "sum",
-        f64::slice(wide.contiguous()?.storage()).unwrap_or(&[]),
-        fmt,
-    )?;
+    let (dt, wide) = super::lab::every_step_input(a, "sum", &x, fmt)?;
     p.x = wide;
     let v = fold_all::<f64, f64>(
         &p,
@@ -1119,13 +1112,7 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
 /// `cumsum(x, axis, acc=fmt)`, EVERY_STEP (spec §13): sequential, each
 /// element rounded to `fmt` and every running sum rounded to `fmt`.
 fn scan_every_step(a: &Args, x: &Tensor, axis: usize, fmt: crate::lab::Format) -> Result<Out, TensorError> {
-    let dt = a.about("x", super::lab::lab_dtype("cumsum", x.dtype(), fmt))?;
-    let wide = x.cast(DType::F64)?;
-    super::lab::check_encodable(
-        "cumsum",
-        f64::slice(wide.contiguous()?.storage()).unwrap_or(&[]),
-        fmt,
-    )?;
+    let (dt, wide) = super::lab::every_step_input(a, "cumsum", x, fmt)?;
     let (r, perm) = along(&wide, axis)?;
     let out = map_rows_into::<f64, f64>(&r, |row, o| {
         let mut acc = None;
