@@ -77,7 +77,8 @@ pub struct Interp {
     /// write like any Arr), so making one allocates nothing.
     empty_arr: Rc<Vec<Value>>,
     /// The one-character Strs of ASCII, shared (copied on write), so a
-    /// loop over a Str allocates nothing per character.
+    /// loop over a Str allocates nothing per character; made by the first
+    /// such loop, so a program without one does not pay for them.
     ascii: Vec<Rc<String>>,
 }
 
@@ -113,7 +114,7 @@ impl Interp {
             code_index: HashMap::new(),
             rng: 0,
             empty_arr: Rc::new(Vec::new()),
-            ascii: (0..128u8).map(|b| Rc::new(char::from(b).to_string())).collect(),
+            ascii: Vec::new(),
         }
     }
 
@@ -966,7 +967,12 @@ impl Interp {
                     let n = match &self.stack[base + it as usize] {
                         Value::Range(r) => r.len() as i64,
                         Value::Arr(items) => items.len() as i64,
-                        Value::Str(text) => text.len() as i64,
+                        Value::Str(text) => {
+                            if self.ascii.is_empty() {
+                                self.ascii = (0..128u8).map(|b| Rc::new(char::from(b).to_string())).collect();
+                            }
+                            text.len() as i64
+                        }
                         _ => {
                             pc = other as usize;
                             continue;
