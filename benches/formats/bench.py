@@ -14,23 +14,14 @@ A benchmark, never a test: nothing here asserts a time.
 """
 import os
 import subprocess
-import time
+import sys
 
 import ml_dtypes
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-TWILL = os.path.join(ROOT, "target", "release", "twill")
-
-
-def best_ms(fn, repeat=5):
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best * 1e3
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
+from timing import TWILL, best_ms  # noqa: E402  (benches/ops/timing.py)
 
 
 def isa():
@@ -42,8 +33,8 @@ def main():
     out = subprocess.run([TWILL, "run", os.path.join(HERE, "round_to.tw")], capture_output=True, text=True, check=True)
     cast, rbf16, re4m3, ssum = (float(v) for v in out.stdout.split())
     x = np.random.default_rng(1).standard_normal(16777216).astype(np.float32)
-    np_bf16 = best_ms(lambda: x.astype(ml_dtypes.bfloat16).astype(np.float32))
-    np_e4m3 = best_ms(lambda: x.astype(ml_dtypes.float8_e4m3fn).astype(np.float32))
+    np_bf16 = best_ms(lambda: x.astype(ml_dtypes.bfloat16).astype(np.float32), repeat=5)
+    np_e4m3 = best_ms(lambda: x.astype(ml_dtypes.float8_e4m3fn).astype(np.float32), repeat=5)
     print(f"ISA: {isa()}; {os.cpu_count()} cores")
     print("| workload | twill | ml_dtypes | ml_dtypes/twill | twill round_to / twill cast |")
     print("|---|---|---|---|---|")

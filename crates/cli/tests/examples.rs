@@ -12,28 +12,28 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn run_example(name: &str) -> Output {
-    run_example_with_threads(name, None)
+    run_example_with(name, None, None)
 }
 
 fn run_example_engine(name: &str, engine: &str) -> Output {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    Command::new(env!("CARGO_BIN_EXE_twill"))
-        .arg("run")
-        .arg(format!("--engine={engine}"))
-        .arg(format!("examples/{name}"))
-        .current_dir(root)
-        .output()
-        .expect("the twill binary runs")
+    run_example_with(name, None, Some(engine))
 }
 
 fn run_example_with_threads(name: &str, threads: Option<usize>) -> Output {
+    run_example_with(name, threads, None)
+}
+
+fn run_example_with(name: &str, threads: Option<usize>, engine: Option<&str>) -> Output {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
     if let Some(n) = threads {
         cmd.env("RAYON_NUM_THREADS", n.to_string());
     }
-    cmd.arg("run")
-        .arg(format!("examples/{name}"))
+    cmd.arg("run");
+    if let Some(e) = engine {
+        cmd.arg(format!("--engine={e}"));
+    }
+    cmd.arg(format!("examples/{name}"))
         .current_dir(root)
         .output()
         .expect("the twill binary runs")

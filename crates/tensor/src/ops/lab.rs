@@ -61,12 +61,16 @@ pub(crate) fn every_step_input(
 
 /// An error for the first NaN or infinity of `v` when `fmt` cannot encode
 /// them (special="none").
-pub(crate) fn check_encodable(op: &str, v: &[f64], fmt: Format) -> Result<(), TensorError> {
+pub(crate) fn check_encodable<T: Copy + Into<f64>>(
+    op: &str,
+    v: &[T],
+    fmt: Format,
+) -> Result<(), TensorError> {
     if fmt.special() != Special::None {
         return Ok(());
     }
-    match v.iter().find(|x| !x.is_finite()) {
-        Some(&x) => err(format!(
+    match v.iter().map(|&x| x.into()).find(|x: &f64| !x.is_finite()) {
+        Some(x) => err(format!(
             "`{op}`: {} has no encoding in a format with special=\"none\" (every pattern is finite)",
             crate::lab::non_finite_name(x)
         )),
@@ -109,14 +113,7 @@ pub(super) fn round_to(a: &Args) -> Result<Out, TensorError> {
     let t = if dt == DType::F32 {
         {
             let v = f32::slice(x.storage()).unwrap_or(&[]);
-            if fmt.special() == Special::None {
-                if let Some(&bad) = v.iter().find(|e| !e.is_finite()) {
-                    return err(format!(
-                        "`round_to`: {} has no encoding in a format with special=\"none\" (every pattern is finite)",
-                        crate::lab::non_finite_name(f64::from(bad))
-                    ));
-                }
-            }
+            check_encodable("round_to", v, fmt)?;
             // Every value of `fmt` is an f32, so the f64 result narrows
             // exactly (a NaN by the casts' payload rule).
             let r = Rounder::new(fmt);
