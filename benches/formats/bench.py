@@ -21,12 +21,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ops"))
-from timing import TWILL, best_ms  # noqa: E402  (benches/ops/timing.py)
-
-
-def isa():
-    flags = open("/proc/cpuinfo").read()
-    return "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "SSE only")
+from timing import TWILL, best_ms, isa  # noqa: E402  (benches/ops/timing.py)
 
 
 def main():

@@ -18,3 +18,10 @@ def best_ms(fn, repeat=7):
         fn()
         best = min(best, time.perf_counter() - t0)
     return best * 1e3
+
+
+def isa():
+    """The widest SIMD this CPU has, as performance.md names it."""
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    return "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "SSE only")

@@ -19,6 +19,8 @@ The models:
   classes -> mean; the loss and the gradients of both kernels, W, b and x.
 * hessian_*: exact Hessians of two small scalar functions.
 * jvp_vjp: J·v and ctᵀ·J of a small vector function, and its Jacobian.
+* scatter: indexing and assignment into tensors — a gather, a `+=` with a
+  repeated index, a column overwritten, a masked `*=`, `...` with `None`.
 
 Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
 x64 enabled.
@@ -165,8 +167,27 @@ def jvp_vjp():
     return case("jvp_vjp", inp, {"jv": jv, "vj": vj, "j": jax.jacrev(g)(inp["x"])})
 
 
+def scatter():
+    """Indexing and assignment into tensors (spec §11): gathered rows
+    scattered back with a repeated index (`+=` adds both), a column
+    overwritten, a masked compound assignment, `...` with `None`."""
+    inp = {"x": randn(6, 4), "w": randn(4, 3, scale=0.5), "c": randn(6, 3)}
+    rows = jnp.array([0, 2, 2, 5, 1])
+    src = jnp.array([1, 3, 3, 0, 5])
+
+    def loss(w, x):
+        h = jnp.zeros((6, 3))
+        h = h.at[rows].add(x[src] @ w)
+        h = h.at[:, 1].set(h[:, 1] * 2.0 + x[:, 0])
+        h = jnp.where(h > 0.5, h * 3.0, h)
+        return jnp.sum(jnp.tanh(h) * inp["c"]) + jnp.sum(x[..., None, 2])
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1))(inp["w"], inp["x"])
+    return case("scatter", inp, {"loss": v, "dw": g[0], "dx": g[1]})
+
+
 def main():
-    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp()]
+    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter()]
     with OUT.open("w") as f:
         f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
         f.write("# crates/eval/tests/autodiff.rs.\n")

@@ -134,6 +134,7 @@ pub enum IndexItem {
         stop: Option<Box<Expr>>,
         step: Option<Box<Expr>>,
     },
+    Ellipsis,
 }
 
 #[derive(Debug)]

@@ -1451,6 +1451,11 @@ impl Pass<'_> {
             (_, Some(_)) => None,
         };
         let (v, vty) = self.expr_expect(value, expected.as_ref());
+        if let A::Index { base, .. } = &target.kind {
+            if let Some((Ty::Tensor(Some(d)), _)) = self.lvalue_type(base) {
+                self.tensor_assign(d, op, &vty, value.span);
+            }
+        }
         let Some((root, path, root_ty)) = self.lvalue(target, "assign to") else {
             return;
         };
@@ -1498,6 +1503,47 @@ impl Pass<'_> {
             span,
             check,
         })));
+    }
+
+    /// `x[s] = v` or `x[s] op= v` into a tensor of dtype `d` (spec §11.2):
+    /// when v's dtype is known, an assignment that would change x's dtype
+    /// is a static error.
+    fn tensor_assign(&mut self, d: DType, op: Option<BinOp>, vty: &Ty, at: Span) {
+        use twill_tensor::ops::dtypes::{self, Input};
+        let v = dtype_input(vty);
+        if matches!(v, Input::Other | Input::Tensor(None)) {
+            return;
+        }
+        let bop = op.map_or(Some(twill_tensor::ops::BinaryOp::Add), tensor_binary_op);
+        let Some(got) = bop.and_then(|b| dtypes::binary(b, Input::Tensor(Some(d)), v)) else {
+            return;
+        };
+        if got == d {
+            return;
+        }
+        let diag = match op {
+            None => Diagnostic::error(
+                at,
+                format!("cannot assign a `{vty}` into a `Tensor[{d}]`: that would make it {got}"),
+            )
+            .with_label(format!("this is {vty}"))
+            .with_help(Some(if matches!(vty, Ty::Tensor(_)) {
+                format!("cast the value with `.to({d})`")
+            } else {
+                format!(
+                    "write a value of the tensor's kind, or make it a {got} tensor with `.to({got})` first"
+                )
+            })),
+            Some(op) => Diagnostic::error(
+                at,
+                format!(
+                    "`{}=` would change the tensor's dtype from {d} to {got}",
+                    op.symbol()
+                ),
+            )
+            .with_help(Some(format!("write `x = x {} v` for a new tensor", op.symbol()))),
+        };
+        self.err(diag);
     }
 
     /// Resolves an assignment target: a mutable variable followed by any
@@ -2777,6 +2823,7 @@ impl Pass<'_> {
                     stop: stop.as_ref().map(|e| Box::new(self.expr(e).0)),
                     step: step.as_ref().map(|e| Box::new(self.expr(e).0)),
                 },
+                ast::IndexItem::Ellipsis => hir::IndexItem::Ellipsis,
             })
             .collect()
     }

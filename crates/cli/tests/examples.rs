@@ -114,6 +114,52 @@ fn formats_examples_reproduce_seed_003() {
 }
 
 #[test]
+fn kmeans_recovers_the_three_blobs_under_both_engines_and_any_thread_count() {
+    let o = run_example("kmeans.tw");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    for other in [
+        run_example_engine("kmeans.tw", "tree"),
+        run_example_with_threads("kmeans.tw", Some(1)),
+        run_example_with_threads("kmeans.tw", Some(4)),
+    ] {
+        assert_eq!(
+            o.stdout, other.stdout,
+            "the output depends on the engine or thread count"
+        );
+    }
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    let rounds = lines.iter().filter(|l| l.starts_with("round ")).count();
+    assert!(rounds >= 3, "it should take a few rounds from one blob:\n{out}");
+    assert!(lines[rounds - 1].contains(": 0 points changed"), "{out}");
+    // Every blob is found whole, its centroid near the centre it was drawn
+    // around (0.8 standard deviation, 120 points: within 0.25).
+    let mut found = Vec::new();
+    for l in &lines[rounds..] {
+        assert!(l.contains(": 120 points, centroid ("), "{out}");
+        let inner = l
+            .split('(')
+            .nth(1)
+            .and_then(|r| r.strip_suffix(')'))
+            .expect("a centroid");
+        let xy: Vec<f64> = inner.split(", ").map(|v| v.parse().expect("a number")).collect();
+        found.push((xy[0], xy[1]));
+    }
+    for (cx, cy) in [(0.0, 0.0), (4.0, 4.0), (-4.0, 5.0)] {
+        assert!(
+            found
+                .iter()
+                .any(|&(x, y)| (x - cx).abs() < 0.25 && (y - cy).abs() < 0.25),
+            "no centroid near ({cx}, {cy}):\n{out}"
+        );
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../goldens/examples"));
+    settings.bind(|| insta::assert_snapshot!("kmeans", out));
+}
+
+#[test]
 fn wordfreq_prints_the_top_ten_in_aligned_columns() {
     let o = run_example("wordfreq.tw");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

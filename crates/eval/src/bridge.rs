@@ -262,7 +262,38 @@ pub(crate) fn plain_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -
             _ => None,
         }
     }
-    let top = match op {
+    if op == B::MatMul {
+        let (Ok(x), Ok(y)) = (
+            to_arg(a, twill_syntax::Span::default()),
+            to_arg(b, twill_syntax::Span::default()),
+        ) else {
+            return Err(format!(
+                "`@` needs two tensors, not `{}` and `{}`",
+                a.type_name(),
+                b.type_name()
+            ));
+        };
+        return twill_tensor::ops::call(Op::Matmul, vec![Some(x), Some(y)])
+            .map(from_out)
+            .map_err(|e| e.message);
+    }
+    let top = binary_op(op)?;
+    let (Some(x), Some(y)) = (operand(a), operand(b)) else {
+        return Err(format!(
+            "cannot apply `{}` to a `{}` and a `{}`",
+            op.symbol(),
+            a.type_name(),
+            b.type_name()
+        ));
+    };
+    apply_binary(top, x, y)
+}
+
+/// The tensor kernel's operator for a language operator (`@` is
+/// `matmul`, an operation of the registry, not an elementwise one).
+pub(crate) fn binary_op(op: twill_syntax::ast::BinOp) -> Result<BinaryOp, String> {
+    use twill_syntax::ast::BinOp as B;
+    Ok(match op {
         B::Add => BinaryOp::Add,
         B::Sub => BinaryOp::Sub,
         B::Mul => BinaryOp::Mul,
@@ -281,31 +312,8 @@ pub(crate) fn plain_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -
         B::BitXor => BinaryOp::BitXor,
         B::Shl => BinaryOp::Shl,
         B::Shr => BinaryOp::Shr,
-        B::MatMul => {
-            let (Ok(x), Ok(y)) = (
-                to_arg(a, twill_syntax::Span::default()),
-                to_arg(b, twill_syntax::Span::default()),
-            ) else {
-                return Err(format!(
-                    "`@` needs two tensors, not `{}` and `{}`",
-                    a.type_name(),
-                    b.type_name()
-                ));
-            };
-            return twill_tensor::ops::call(Op::Matmul, vec![Some(x), Some(y)])
-                .map(from_out)
-                .map_err(|e| e.message);
-        }
-    };
-    let (Some(x), Some(y)) = (operand(a), operand(b)) else {
-        return Err(format!(
-            "cannot apply `{}` to a `{}` and a `{}`",
-            op.symbol(),
-            a.type_name(),
-            b.type_name()
-        ));
-    };
-    apply_binary(top, x, y)
+        B::MatMul => return Err("`@=` is not an assignment operator".into()),
+    })
 }
 
 fn apply_binary(op: BinaryOp, x: Operand, y: Operand) -> Result<Value, String> {

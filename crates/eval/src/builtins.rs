@@ -21,8 +21,8 @@ use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 use twill_tensor::construct;
 use twill_tensor::convert::Scalar;
 use twill_tensor::fmtspec::Spec;
+use twill_tensor::index::IndexItem;
 use twill_tensor::lab::{Format, Special};
-use twill_tensor::tensor::IndexItem;
 use twill_tensor::{Tensor, TensorError};
 
 use crate::bridge::{
@@ -1534,6 +1534,9 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
                 slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, chars.len()).or_else(|m| fail(span, m))?;
             Ok(Value::str(idx.into_iter().map(|i| chars[i]).collect::<String>()))
         }
+        (Value::Arr(_) | Value::Str(_) | Value::Dict(_), IndexKey::Ellipsis) => {
+            fail(span, "only a tensor takes `...` in a subscript")
+        }
         (other, _) => fail(span, format!("a `{}` cannot be indexed", other.type_name())),
     }
 }
@@ -1710,11 +1713,14 @@ pub(crate) fn tensor_field(recv: &Value, field: TensorField, span: Span) -> R<Va
     }
 }
 
-pub(crate) fn tensor_index(recv: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
+/// Evaluated index keys as the items of a tensor subscript (spec §11.1):
+/// an Int, a slice, `None` (a new axis), `...`, an integer or bool tensor
+/// (an `Arr` of Ints or of Bools counts as one).
+pub(crate) fn tensor_items(keys: &[IndexKey]) -> R<Vec<IndexItem>> {
     let mut items = Vec::with_capacity(keys.len());
     for k in keys {
         items.push(match k {
-            IndexKey::Single(v, s) => IndexItem::Single(int_arg(v, *s, "an index")?),
+            IndexKey::Single(v, s) => tensor_item(v, *s)?,
             IndexKey::Slice(a, b, c) => {
                 let bound = |x: &Option<(Value, Span)>| -> R<Option<i64>> {
                     match x {
@@ -1724,8 +1730,51 @@ pub(crate) fn tensor_index(recv: &Value, keys: &[IndexKey], span: Span) -> R<Val
                 };
                 IndexItem::Slice(bound(a)?, bound(b)?, bound(c)?)
             }
+            IndexKey::Ellipsis => IndexItem::Ellipsis,
         });
     }
+    Ok(items)
+}
+
+fn tensor_item(v: &Value, s: Span) -> R<IndexItem> {
+    let as_tensor =
+        |t: Result<Tensor, twill_tensor::TensorError>| t.map(IndexItem::Tensor).or_else(|e| terr(s, e));
+    match v {
+        Value::Int(i) => Ok(IndexItem::Single(*i)),
+        Value::None => Ok(IndexItem::NewAxis),
+        Value::Tensor(_) | Value::Tracked(_) => match crate::value::base(v) {
+            Some(t) => Ok(IndexItem::Tensor(t.clone())),
+            None => fail(s, "an index tensor is missing its value"),
+        },
+        Value::Arr(xs) if xs.iter().all(|x| matches!(x, Value::Int(_))) && !xs.is_empty() => {
+            let v: Vec<f64> = xs
+                .iter()
+                .map(|x| if let Value::Int(i) = x { *i as f64 } else { 0.0 })
+                .collect();
+            as_tensor(Tensor::from_vec(v, vec![xs.len()]))
+        }
+        Value::Arr(xs) if xs.iter().all(|x| matches!(x, Value::Bool(_))) && !xs.is_empty() => {
+            let v: Vec<bool> = xs.iter().map(|x| matches!(x, Value::Bool(true))).collect();
+            as_tensor(Tensor::from_vec(v, vec![xs.len()]))
+        }
+        Value::Bool(_) => fail_as(
+            ErrorKind::Index,
+            s,
+            "a Bool is not a tensor index; a mask is a bool tensor of the indexed axes' shape",
+        ),
+        other => fail_as(
+            ErrorKind::Index,
+            s,
+            format!(
+                "a tensor index is an Int, a slice, `None`, `...` or an integer or bool tensor, not a `{}`",
+                other.type_name()
+            ),
+        ),
+    }
+}
+
+pub(crate) fn tensor_index(recv: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
+    let items = tensor_items(keys)?;
     crate::autodiff::index(recv, &items).or_else(|m| fail_as(ErrorKind::Index, span, m))
 }
 

@@ -378,6 +378,7 @@ fn writes_locals(e: &hir::Expr) -> bool {
                     hir::IndexItem::Slice { start, stop, step } => [start, stop, step]
                         .iter()
                         .any(|b| b.as_deref().is_some_and(writes_locals)),
+                    hir::IndexItem::Ellipsis => false,
                 })
         }
         H::List(items) => items.iter().any(writes_locals),

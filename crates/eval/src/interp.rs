@@ -98,6 +98,9 @@ pub(crate) enum Key {
     Field(Member, Span),
     /// `a[i:j:k]`, the last step of an assignment (spec §10.7).
     Slice(Box<[Option<(Value, Span)>; 3]>, Span),
+    /// A subscript of several items, or of `...`: only a tensor takes it
+    /// (spec §11.2).
+    Sub(Vec<IndexKey>, Span),
 }
 
 impl Interp {
@@ -1459,7 +1462,7 @@ impl Interp {
                 // A tensor iterates over its first axis, as in NumPy.
                 for i in 0..t.as_tensor().map_or(0, |t| t.shape()[0]) {
                     let row =
-                        crate::autodiff::index(&t, &[twill_tensor::tensor::IndexItem::Single(i as i64)])
+                        crate::autodiff::index(&t, &[twill_tensor::index::IndexItem::Single(i as i64)])
                             .or_else(|m| fail(iter_span, m))?;
                     self.stack[idx] = row;
                     run_body!();
@@ -1523,6 +1526,7 @@ impl Interp {
                     };
                     IndexKey::Slice(one(start)?, one(stop)?, one(step)?)
                 }
+                hir::IndexItem::Ellipsis => IndexKey::Ellipsis,
             });
         }
         Ok(keys)
@@ -1584,8 +1588,20 @@ impl Interp {
         let Some((last, init)) = keys.split_last() else {
             return Ok(());
         };
-        for k in init {
+        for (i, k) in init.iter().enumerate() {
+            if place.is_tensor() {
+                return tensor_assign(place, &keys[i..], op, v, span);
+            }
             place = child_mut(place, k, &syms, false).or_else(|(kind, m, s)| fail_as(kind, s, m))?;
+        }
+        if place.is_tensor() {
+            return tensor_assign(place, std::slice::from_ref(last), op, v, span);
+        }
+        if let Key::Sub(_, sspan) = last {
+            return fail(
+                *sspan,
+                format!("a `{}` takes exactly one index", place.type_name()),
+            );
         }
         if let Key::Slice(bounds, sspan) = last {
             if op.is_some() {
@@ -1611,12 +1627,15 @@ impl Interp {
             match p {
                 PathElem::Index(items, span) => {
                     let mut ks = self.index_keys(items, f)?;
-                    match (ks.pop(), ks.is_empty()) {
-                        (Some(IndexKey::Single(v, _)), true) => keys.push(Key::Index(v, *span)),
-                        (Some(IndexKey::Slice(a, b, c)), true) => {
-                            keys.push(Key::Slice(Box::new([a, b, c]), *span))
-                        }
-                        _ => return fail(*span, "only a single index can be assigned to"),
+                    if ks.len() != 1 {
+                        keys.push(Key::Sub(ks, *span));
+                        continue;
+                    }
+                    match ks.pop() {
+                        Some(IndexKey::Single(v, _)) => keys.push(Key::Index(v, *span)),
+                        Some(IndexKey::Slice(a, b, c)) => keys.push(Key::Slice(Box::new([a, b, c]), *span)),
+                        Some(k @ IndexKey::Ellipsis) => keys.push(Key::Sub(vec![k], *span)),
+                        None => return fail(*span, "an empty subscript cannot be assigned to"),
                     }
                 }
                 PathElem::Field(member, span) => keys.push(Key::Field(*member, *span)),
@@ -1905,6 +1924,54 @@ fn field_offset(s: &StructVal, member: Member) -> Option<usize> {
 /// (or step 1) the slice is replaced by the elements of `b`, which may be
 /// longer or shorter; with another step `b` must have one element for each
 /// position of the slice.
+/// `place[k0][k1]… op= v` where `place` holds a tensor (spec §11.2). One
+/// subscript writes into the tensor — in place when its storage is not
+/// shared and nothing is tracked; a chain reads `place[k0]`, assigns into
+/// that, and writes it back.
+fn tensor_assign(place: &mut Value, keys: &[Key], op: Option<BinOp>, v: Value, span: Span) -> R<()> {
+    let Some((first, rest)) = keys.split_first() else {
+        return Ok(());
+    };
+    let (items, at) = match first {
+        Key::Index(i, s) => (builtins::tensor_items(&[IndexKey::Single(i.clone(), *s)])?, *s),
+        Key::Slice(b, s) => {
+            let [a, b, c] = (**b).clone();
+            (builtins::tensor_items(&[IndexKey::Slice(a, b, c)])?, *s)
+        }
+        Key::Sub(ks, s) => (builtins::tensor_items(ks)?, *s),
+        Key::Field(_, s) => return fail(*s, "a tensor's fields cannot be assigned to"),
+    };
+    if !rest.is_empty() {
+        let mut sub = crate::autodiff::index(place, &items).or_else(|m| fail_as(ErrorKind::Index, at, m))?;
+        tensor_assign(&mut sub, rest, op, v, span)?;
+        return tensor_assign(place, std::slice::from_ref(first), None, sub, span);
+    }
+    let tracked = matches!(place, Value::Tracked(_)) || matches!(v, Value::Tracked(_));
+    if let (Value::Tensor(rc), false) = (&mut *place, tracked) {
+        let operand = match &v {
+            Value::Tensor(t) => twill_tensor::ops::Operand::Tensor(t),
+            Value::Int(i) => twill_tensor::ops::Operand::Int(*i),
+            Value::F64(x) => twill_tensor::ops::Operand::Float(*x),
+            Value::Bool(b) => twill_tensor::ops::Operand::Bool(*b),
+            other => {
+                return fail(
+                    span,
+                    format!("cannot assign a `{}` into a tensor", other.type_name()),
+                )
+            }
+        };
+        let bop = match op {
+            None => None,
+            Some(o) => Some(crate::bridge::binary_op(o).or_else(|m| fail(span, m))?),
+        };
+        let t = Rc::make_mut(rc);
+        return twill_tensor::ops::assign::assign(t, &items, operand, bop).or_else(|e| terr(span, e));
+    }
+    *place =
+        crate::autodiff::assign(place, &items, &v, op).or_else(|m| fail_as(ErrorKind::Tensor, span, m))?;
+    Ok(())
+}
+
 fn slice_assign(place: &mut Value, bounds: &[Option<(Value, Span)>; 3], v: Value, span: Span) -> R<()> {
     let Value::Arr(rc) = place else {
         return fail(
@@ -1995,6 +2062,11 @@ fn child_mut<'v>(
         Key::Slice(_, span) => Err((
             ErrorKind::Invalid,
             "a slice can only be the last step of an assignment: `a[i:j] = b`".into(),
+            *span,
+        )),
+        Key::Sub(_, span) => Err((
+            ErrorKind::Invalid,
+            format!("a `{}` takes exactly one index", place.type_name()),
             *span,
         )),
         Key::Field(member, span) => {

@@ -15,8 +15,8 @@ use std::rc::Rc;
 use twill_check::hir::{Function, StructDef};
 use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
+use twill_tensor::index::IndexItem;
 use twill_tensor::ops::Op;
-use twill_tensor::tensor::IndexItem;
 use twill_tensor::{DType, Tensor};
 
 #[derive(Clone, Debug)]
@@ -57,6 +57,8 @@ pub(crate) enum IndexKey {
         Option<(Value, Span)>,
         Option<(Value, Span)>,
     ),
+    /// `...` (spec §11.1).
+    Ellipsis,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -407,6 +409,13 @@ pub(crate) enum AdOp {
     IndexAdd(usize),
     /// The adjoint of `gather` along an axis; args: src, idx.
     ScatterAdd(usize),
+    /// `x[items] = v` (spec §11.2); args: x, v. With a repeated element,
+    /// which selected elements are their element's last write (the only
+    /// ones whose value survives).
+    Assign(Vec<IndexItem>, Option<Rc<Vec<bool>>>),
+    /// `x[items] += v`, every occurrence of a repeated element added (the
+    /// adjoint of indexing); args: x, v.
+    Accumulate(Vec<IndexItem>),
 }
 
 #[derive(Debug)]

@@ -321,6 +321,22 @@ check("x[1:, ::-2]", fn(x) { x[1:, ::-2] }, x, 548)
 check("x.T", fn(x) { x.T }, x, 549)
 check(".to(f64)", fn(x) { x.to(f64) }, x, 550)
 check("x[i] used twice", fn(x) { x[0] * x[1] + x[0] }, m, 551)
+# Advanced indexing (spec §11.1) scatters the cotangent back, adding
+# repeated indices; assignment (§11.2) gives the overwritten elements
+# nothing and the value the cotangent of what it wrote.
+check("x[idx] repeated", fn(x) { x[[2, 0, 2, 1]] }, m, 570)
+check("x[:, idx, -1]", fn(x) { x[:, tensor([0, 2, 2], i32), -1] }, x, 571)
+check("x[idx, :, idx]", fn(x) { x[[1, 0], :, [3, 3]] }, x, 572)
+check("x[mask]", fn(x) { x[m > 0.0] }, m, 573)
+check("x[None, ..., None]", fn(x) { x[None, ..., 1, None] }, x, 574)
+check("x[s] = v", fn(x) { var y = x * 1.0; y[1] = x[0] * x[2]; y }, m, 575)
+check("x[idx] = v repeated", fn(x) { var y = x * 2.0; y[[0, 0, 2]] = x[1:] * 3.0; y }, randn([4, 4], seed=576), 576)
+check("x[s] += v", fn(x) { var y = x.sin(); y[:, [1, 1, 3]] += x[:, :3] ** 2; y }, m, 577)
+check("x[mask] *= v", fn(x) { var y = x * 1.0; y[x > 0.0] *= x[x > 0.0]; y }, m, 578)
+check("x[s] -= v broadcast", fn(x) { var y = x * 1.0; y[1:, None] -= x[0]; y }, m, 579)
+check("x[s] /= v", fn(x) { var y = x + 3.0; y[0] /= x[1] + 4.0; y }, m, 580)
+check("set into a constant", fn(x) { var y = zeros([2, 3, 4]); y[0, 1:] = x[:2]; y }, m, 581)
+check("a chain x[i][j] = v", fn(x) { var y = x * 1.0; y[1][2] = x[0, 0] * 5.0; y }, m, 582)
 # Through f32 the values change, so a finite difference says little; the
 # gradient is the cotangent rounded to f32 on the way back.
 let r = randn([3, 4], seed=552)
@@ -719,6 +735,23 @@ let vg = value_and_grad(loss, [w1, b1, w2, b2, w3, b3, x])
 dump("loss", vg.0)
 let names = ["dw1", "db1", "dw2", "db2", "dw3", "db3", "dx"]
 for i in range(7) { dump(names[i], vg.1[i]) }
+"##
+        }
+        "scatter" => {
+            r##"
+let loss = fn(p) {
+    let w = p[0]
+    let x = p[1]
+    var h = zeros([6, 3])
+    h[[0, 2, 2, 5, 1]] += x[[1, 3, 3, 0, 5]] @ w
+    h[:, 1] = h[:, 1] * 2.0 + x[:, 0]
+    h[h > 0.5] *= 3.0
+    (h.tanh() * c).sum() + x[..., None, 2].sum()
+}
+let vg = value_and_grad(loss, [w, x])
+dump("loss", vg.0)
+dump("dw", vg.1[0])
+dump("dx", vg.1[1])
 "##
         }
         "softmax_ce" => {

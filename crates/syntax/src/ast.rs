@@ -262,6 +262,7 @@ impl ExprKind {
                         .filter_map(|b| b.as_deref().map(of))
                         .max()
                         .unwrap_or(0),
+                    IndexItem::Ellipsis => 0,
                 })
                 .fold(base.depth, u32::max),
             ExprKind::If {
@@ -336,6 +337,8 @@ pub enum IndexItem {
         stop: Option<Box<Expr>>,
         step: Option<Box<Expr>>,
     },
+    /// `...`: as many whole axes as the other items leave (spec §11.1).
+    Ellipsis,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -62,6 +62,8 @@ enum Raw {
     Comma,
     #[token(".")]
     Dot,
+    #[token("...")]
+    Ellipsis,
     #[token(":")]
     Colon,
     #[token("->")]
@@ -165,6 +167,8 @@ pub enum Tok {
     RBrace,
     Comma,
     Dot,
+    /// `...` in a subscript (spec §11.1).
+    Ellipsis,
     Colon,
     Arrow,
     FatArrow,
@@ -261,6 +265,7 @@ impl Tok {
             Tok::RBrace => "}",
             Tok::Comma => ",",
             Tok::Dot => ".",
+            Tok::Ellipsis => "...",
             Tok::Colon => ":",
             Tok::Arrow => "->",
             Tok::FatArrow => "=>",
@@ -844,6 +849,7 @@ fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diag
         Raw::RBrace => Tok::RBrace,
         Raw::Comma => Tok::Comma,
         Raw::Dot => Tok::Dot,
+        Raw::Ellipsis => Tok::Ellipsis,
         Raw::Colon => Tok::Colon,
         Raw::Arrow => Tok::Arrow,
         Raw::FatArrow => Tok::FatArrow,

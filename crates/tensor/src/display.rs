@@ -87,7 +87,7 @@ fn write_axis<E>(
     if axis == t.ndim() {
         let items: Vec<_> = index
             .iter()
-            .map(|&i| crate::tensor::IndexItem::Single(i as i64))
+            .map(|&i| crate::index::IndexItem::Single(i as i64))
             .collect();
         let s = t
             .index(&items)

@@ -8,8 +8,8 @@
 //! `math`, `decimal` and `float_format` depend on nothing else (`lab`, the formats lab's formats and the one rounding routine, on `float_format` only); `shortest`
 //! and `format` print numbers; `convert` owns every change of format,
 //! `error` the error types, `storage` the element traits and the one
-//! `dispatch!`, `tensor` the value, `cast`, `construct` and `display` build
-//! on it, and `ops` on all of them, never the reverse.
+//! `dispatch!`, `tensor` the value, `index` NumPy's subscripts over it,
+//! `cast`, `construct` and `display` build on it, and `ops` on all of them, never the reverse.
 //!
 //! Non-test code never panics on purpose: `unwrap`, `expect`, `panic!`,
 //! `unreachable!`, `todo!` and `unimplemented!` are denied below, so every
@@ -57,6 +57,7 @@ pub mod error;
 pub mod float_format;
 pub mod fmtspec;
 pub mod format;
+pub mod index;
 pub mod lab;
 pub mod math;
 pub mod ops;

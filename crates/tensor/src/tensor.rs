@@ -90,13 +90,6 @@ fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     strides
 }
 
-/// One index item: an integer, or a Python slice `start:stop:step`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum IndexItem {
-    Single(i64),
-    Slice(Option<i64>, Option<i64>, Option<i64>),
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {
     data: Rc<Storage>,
@@ -178,7 +171,18 @@ impl Tensor {
 
     /// Whether the elements are the whole storage, in row-major order.
     pub fn is_contiguous(&self) -> bool {
-        self.offset == 0 && self.data.len() == self.numel() && self.strides == contiguous_strides(&self.shape)
+        if self.offset != 0 || self.data.len() != self.numel() {
+            return false;
+        }
+        // The row-major strides, compared without building them.
+        let mut acc = 1isize;
+        for (&s, &d) in self.strides.iter().zip(&self.shape).rev() {
+            if s != acc {
+                return false;
+            }
+            acc = acc.saturating_mul(d as isize);
+        }
+        true
     }
 
     /// The contiguous elements when the tensor is laid out row-major over
@@ -297,6 +301,33 @@ impl Tensor {
         self.offset
     }
 
+    /// Makes this tensor the only owner of a contiguous row-major storage
+    /// holding exactly its elements, copying them only when it is not
+    /// already (shared storage, a view, a broadcast): the step before an
+    /// element is written in place (spec §11.2).
+    pub(crate) fn make_owned(&mut self) -> Result<(), TensorError> {
+        if self.is_owned() {
+            return Ok(());
+        }
+        *self = Tensor {
+            data: Rc::new(self.to_storage()?),
+            strides: contiguous_strides(&self.shape),
+            shape: std::mem::take(&mut self.shape),
+            offset: 0,
+        };
+        Ok(())
+    }
+
+    /// Whether this tensor alone holds its storage, packed row-major.
+    pub(crate) fn is_owned(&self) -> bool {
+        Rc::strong_count(&self.data) == 1 && Rc::weak_count(&self.data) == 0 && self.is_contiguous()
+    }
+
+    /// The storage, for writing, when this tensor is its only owner.
+    pub(crate) fn owned_storage(&mut self) -> Option<&mut Storage> {
+        Rc::get_mut(&mut self.data)
+    }
+
     /// A view broadcast to `shape` (NumPy rules: trailing axes aligned, a
     /// size-1 axis stretches with stride 0).
     pub fn broadcast_view(&self, shape: &[usize]) -> Result<Tensor, TensorError> {
@@ -366,69 +397,6 @@ impl Tensor {
         t.shape.reverse();
         t.strides.reverse();
         t
-    }
-
-    /// Indexing with integers and slices (spec §4): an integer removes its
-    /// axis, a slice keeps it; missing trailing items keep whole axes. The
-    /// result is a view.
-    pub fn index(&self, items: &[IndexItem]) -> Result<Tensor, TensorError> {
-        if items.len() > self.ndim() {
-            return Err(TensorError(format!(
-                "too many indices: {} for a tensor of rank {} (shape {})",
-                items.len(),
-                self.ndim(),
-                shape_str(&self.shape)
-            )));
-        }
-        let mut offset = self.offset as isize;
-        let mut shape = Vec::with_capacity(self.ndim());
-        let mut strides = Vec::with_capacity(self.ndim());
-        for (axis, (&dim, &stride)) in self.shape.iter().zip(&self.strides).enumerate() {
-            let n = dim as i64;
-            match items.get(axis) {
-                Some(IndexItem::Single(i)) => {
-                    let j = if *i < 0 { i + n } else { *i };
-                    if j < 0 || j >= n {
-                        return Err(TensorError(format!(
-                            "index {i} is out of range for axis {axis} of size {dim} (shape {})",
-                            shape_str(&self.shape)
-                        )));
-                    }
-                    offset += j as isize * stride;
-                }
-                Some(IndexItem::Slice(start, stop, step)) => {
-                    let (first, len, step) = slice_bounds(*start, *stop, *step, n)?;
-                    offset += first as isize * stride;
-                    shape.push(len as usize);
-                    // With at most one element the stride is never used, and
-                    // a huge step times it need not fit.
-                    let new_stride = if len <= 1 {
-                        Some(stride)
-                    } else {
-                        isize::try_from(step).ok().and_then(|s| stride.checked_mul(s))
-                    };
-                    match new_stride {
-                        Some(s) => strides.push(s),
-                        None => {
-                            return Err(TensorError(format!(
-                                "slice step {step} is too large for axis {axis} (shape {})",
-                                shape_str(&self.shape)
-                            )))
-                        }
-                    }
-                }
-                None => {
-                    shape.push(dim);
-                    strides.push(stride);
-                }
-            }
-        }
-        Ok(Tensor {
-            data: self.data.clone(),
-            shape,
-            strides,
-            offset: offset.max(0) as usize,
-        })
     }
 }
 
@@ -512,6 +480,7 @@ impl Iterator for Offsets<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::IndexItem;
 
     fn t(v: Vec<f64>, shape: Vec<usize>) -> Tensor {
         Tensor::from_vec(v, shape).expect("valid")

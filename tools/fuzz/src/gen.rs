@@ -186,6 +186,7 @@ struct Scope {
     arrs: Vec<String>,
     mut_arrs: Vec<String>,
     tensors: Vec<String>,
+    mut_tensors: Vec<String>,
     /// Functions of one Int giving an Int.
     fns: Vec<String>,
 }
@@ -390,13 +391,28 @@ impl Gen<'_> {
                 let e = self.tensor(3);
                 let n = self.name("t");
                 self.line(&format!("{kw} {n} = {e}"));
+                if mutable {
+                    self.scope.mut_tensors.push(n.clone());
+                }
                 self.scope.tensors.push(n);
             }
         }
     }
 
     fn mutate_var(&mut self) {
-        match self.rng.below(3) {
+        match self.rng.below(4) {
+            3 if !self.scope.mut_tensors.is_empty() => {
+                // Assignment into a tensor (spec §11.2), any subscript.
+                let v = self.pick_name(&self.scope.mut_tensors.clone());
+                let op = self.rng.pick(&["=", "=", "+=", "-=", "*=", "/="]);
+                let sub = self.subscript();
+                let e = if self.rng.chance(40) {
+                    self.any(1)
+                } else {
+                    self.tensor(2)
+                };
+                self.line(&format!("{v}[{sub}] {op} {e}"));
+            }
             0 if !self.scope.mut_ints.is_empty() => {
                 let v = self.pick_name(&self.scope.mut_ints.clone());
                 let op = self.rng.pick(&["=", "+=", "-=", "*=", "/="]);
@@ -893,6 +909,27 @@ impl Gen<'_> {
         }
     }
 
+    /// The items of one tensor subscript (spec §11.1): Ints, slices,
+    /// `None`, `...`, integer lists and tensors, masks.
+    fn subscript(&mut self) -> String {
+        let k = 1 + self.rng.below(3);
+        let parts: Vec<String> = (0..k)
+            .map(|_| match self.rng.below(10) {
+                0..=2 => self.slice_bound(),
+                3..=5 => self.slice(),
+                6 => "None".to_string(),
+                7 => "...".to_string(),
+                8 => {
+                    let n = self.rng.below(4);
+                    let items: Vec<String> = (0..n).map(|_| self.slice_bound()).collect();
+                    format!("[{}]", items.join(", "))
+                }
+                _ => format!("{} > 0", self.tensor(1)),
+            })
+            .collect();
+        parts.join(", ")
+    }
+
     /// One slice `a:b:c` with any part left out.
     fn slice(&mut self) -> String {
         let part = |g: &mut Self| {
@@ -1083,17 +1120,8 @@ impl Gen<'_> {
                 _ => format!("{}.to({})", self.tensor(d - 1), self.dtype()),
             },
             6 => {
-                let k = 1 + self.rng.below(3);
-                let parts: Vec<String> = (0..k)
-                    .map(|_| {
-                        if self.rng.chance(30) {
-                            self.slice_bound()
-                        } else {
-                            self.slice()
-                        }
-                    })
-                    .collect();
-                format!("{}[{}]", self.tensor(d - 1), parts.join(", "))
+                let sub = self.subscript();
+                format!("{}[{}]", self.tensor(d - 1), sub)
             }
             7 => format!("{}.broadcast_to({})", self.tensor(d - 1), self.shape_arg()),
             8 => format!("grad(fn(x) {{ {} }}, {})", self.diff_body("x"), self.diff_input()),

@@ -27,4 +27,4 @@ mod record;
 mod rules;
 
 pub(crate) use backward::{backward, backward_scaled, grads_finite};
-pub(crate) use record::{binary, binary_values, cast, index, op, op_pos, reverse, watch};
+pub(crate) use record::{assign, binary, binary_values, cast, index, op, op_pos, reverse, watch};

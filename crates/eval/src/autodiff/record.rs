@@ -14,7 +14,7 @@
 use std::rc::Rc;
 
 use twill_syntax::ast::BinOp;
-use twill_tensor::tensor::IndexItem;
+use twill_tensor::index::IndexItem;
 use twill_tensor::DType;
 
 use twill_tensor::ops::{Grad, Op};
@@ -282,6 +282,110 @@ pub(crate) fn index(x: &Value, items: &[IndexItem]) -> Result<Value, String> {
             t.index(items).map(tensor_value).map_err(|e| e.0)
         }
         Some(lv) => through(x, lv, AdOp::Index(items.to_vec()), &[], |p| index(p, items)),
+    }
+}
+
+fn plain_tensor(x: &Value, what: &str) -> Result<twill_tensor::Tensor, String> {
+    base(x)
+        .cloned()
+        .ok_or_else(|| format!("{what} needs a tensor, not a `{}`", x.type_name()))
+}
+
+fn operand(v: &Value) -> Result<twill_tensor::ops::Operand<'_>, String> {
+    use twill_tensor::ops::Operand;
+    match v {
+        Value::Int(i) => Ok(Operand::Int(*i)),
+        Value::F64(x) => Ok(Operand::Float(*x)),
+        Value::Bool(b) => Ok(Operand::Bool(*b)),
+        other => match base(other) {
+            Some(t) => Ok(Operand::Tensor(t)),
+            None => Err(format!("cannot assign a `{}` into a tensor", other.type_name())),
+        },
+    }
+}
+
+/// `x[items] = v` or `x[items] op= v` (spec §11.2) as a new value,
+/// recorded when `x` or `v` is tracked: a compound assignment is the read,
+/// the operation and the write, except that `+=` and `-=` with a repeated
+/// element accumulate (recorded as [`AdOp::Accumulate`]).
+pub(crate) fn assign(x: &Value, items: &[IndexItem], v: &Value, op: Option<BinOp>) -> Result<Value, String> {
+    let Some(lv) = max_level([x, v]) else {
+        let mut t = plain_tensor(x, "assignment into a subscript")?;
+        let bop = op.map(crate::bridge::binary_op).transpose()?;
+        twill_tensor::ops::assign::assign(&mut t, items, operand(v)?, bop).map_err(|e| e.0)?;
+        return Ok(tensor_value(t));
+    };
+    let t = plain_tensor(x, "assignment into a subscript")?;
+    let dt = t.dtype();
+    let repeats = twill_tensor::index::last_writes(t.shape(), items).map_err(|e| e.0)?;
+    let Some(op) = op else {
+        twill_tensor::ops::assign::check_value(&operand(v)?, dt).map_err(|e| e.0)?;
+        return set(x, items, v, lv, repeats);
+    };
+    let bop = crate::bridge::binary_op(op)?;
+    match op {
+        BinOp::Add | BinOp::Sub if repeats.is_some() => {
+            twill_tensor::ops::assign::check_value(&operand(v)?, dt).map_err(|e| e.0)?;
+            // The value in x's dtype first, as the plain path converts it.
+            let v = match v {
+                Value::Int(_) | Value::F64(_) | Value::Bool(_) => {
+                    let s = twill_tensor::Tensor::zeros(Vec::new(), dt).map_err(|e| e.0)?;
+                    binary(BinOp::Add, &tensor_value(s), v)?
+                }
+                other => other.clone(),
+            };
+            let v = if op == BinOp::Sub {
+                op_pos(Op::Neg, &[v])?
+            } else {
+                v
+            };
+            accumulate(x, items, &v)
+        }
+        _ => {
+            let cur = index(x, items)?;
+            let new = binary(op, &cur, v)?;
+            let got = base(&new).map_or(dt, |n| n.dtype());
+            twill_tensor::ops::assign::check_compound(bop, got, dt).map_err(|e| e.0)?;
+            twill_tensor::ops::assign::check_repeat(bop, t.shape(), items).map_err(|e| e.0)?;
+            set(x, items, &new, lv, None)
+        }
+    }
+}
+
+/// `x[items] = v`, recorded at level `lv`.
+fn set(x: &Value, items: &[IndexItem], v: &Value, lv: u64, last: Option<Vec<bool>>) -> Result<Value, String> {
+    let mut parents = Vec::new();
+    let px = strip(x, lv, 0, &mut parents);
+    let pv = strip(v, lv, 1, &mut parents);
+    let out = assign(&px, items, &pv, None)?;
+    let op = AdOp::Assign(items.to_vec(), last.map(Rc::new));
+    Ok(record(lv, op, vec![Some(px), Some(pv)], parents, out))
+}
+
+/// `x[items] += v` with every occurrence of a repeated element added, in
+/// index order (the adjoint of indexing), recorded.
+pub(crate) fn accumulate(x: &Value, items: &[IndexItem], v: &Value) -> Result<Value, String> {
+    match max_level([x, v]) {
+        None => {
+            let mut t = plain_tensor(x, "accumulation into a subscript")?;
+            let w = plain_tensor(v, "accumulation into a subscript")?;
+            let w = w.cast(t.dtype()).map_err(|e| e.0)?;
+            twill_tensor::ops::assign::accumulate(&mut t, items, &w).map_err(|e| e.0)?;
+            Ok(tensor_value(t))
+        }
+        Some(lv) => {
+            let mut parents = Vec::new();
+            let px = strip(x, lv, 0, &mut parents);
+            let pv = strip(v, lv, 1, &mut parents);
+            let out = accumulate(&px, items, &pv)?;
+            Ok(record(
+                lv,
+                AdOp::Accumulate(items.to_vec()),
+                vec![Some(px), Some(pv)],
+                parents,
+                out,
+            ))
+        }
     }
 }
 

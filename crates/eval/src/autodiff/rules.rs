@@ -26,12 +26,14 @@
 use std::rc::Rc;
 
 use twill_syntax::ast::BinOp;
-use twill_tensor::tensor::IndexItem;
+use twill_tensor::index::IndexItem;
 use twill_tensor::DType;
 
 use twill_tensor::ops::Op;
 
-use super::record::{binary_values, cast, index, index_add, op, op_pos, reverse, scatter_add};
+use super::record::{
+    accumulate, assign, binary_values, cast, index, index_add, op, op_pos, reverse, scatter_add,
+};
 use crate::bridge::tensor_value;
 use crate::value::{base, AdOp, Slot, Value};
 
@@ -248,6 +250,33 @@ pub(super) fn vjp(
         AdOp::Index(items) => {
             let x = arg(args, 0)?;
             c.push((slot(0), index_adjoint(ct, items, &shape(&x))?));
+        }
+        AdOp::Assign(items, last) => {
+            // The overwritten elements of x get nothing; v gets the
+            // cotangent of the elements it wrote (with a repeated element,
+            // only of its last write), summed over its broadcast axes.
+            if need0 {
+                c.push((slot(0), assign(ct, items, &f(0.0), None)?));
+            }
+            if need(slot(1)) {
+                let mut g = index(ct, items)?;
+                if let Some(last) = last {
+                    let mask = twill_tensor::Tensor::from_vec(last.to_vec(), shape(&g))
+                        .map(tensor_value)
+                        .map_err(|e| e.0)?;
+                    g = masked(&mask, &g)?;
+                }
+                c.push((slot(1), value_cotangent(&g, &arg(args, 1)?)?));
+            }
+        }
+        AdOp::Accumulate(items) => {
+            if need0 {
+                c.push((slot(0), ct.clone()));
+            }
+            if need(slot(1)) {
+                let g = index(ct, items)?;
+                c.push((slot(1), value_cotangent(&g, &arg(args, 1)?)?));
+            }
         }
         AdOp::IndexAdd(axis) => {
             let idx = arg(args, 1)?;
@@ -970,30 +999,24 @@ fn matmul_rule(
 /// The adjoint of basic indexing: the cotangent put back in place, zeros
 /// elsewhere, one axis at a time with `index_add`.
 fn index_adjoint(ct: &Value, items: &[IndexItem], xs: &[usize]) -> Res<Value> {
-    let mut cur = ct.clone();
-    for (k, it) in items.iter().enumerate() {
-        let n = xs[k] as i64;
-        let positions: Vec<f64> = match it {
-            IndexItem::Single(i) => {
-                cur = o(Op::Unsqueeze, &[cur, int(k)])?;
-                vec![(if *i < 0 { i + n } else { *i }) as f64]
-            }
-            IndexItem::Slice(a, b, s) => {
-                let (first, len, step) =
-                    twill_tensor::tensor::slice_bounds(*a, *b, *s, n).map_err(|e| e.0)?;
-                (0..len).map(|j| (first + j * step) as f64).collect()
-            }
-        };
-        let whole = positions.len() as i64 == n && positions.iter().enumerate().all(|(j, &p)| p == j as f64);
-        if whole {
-            continue;
-        }
-        let idx = twill_tensor::Tensor::from_vec(positions.clone(), vec![positions.len()])
-            .map(tensor_value)
-            .map_err(|e| e.0)?;
-        cur = index_add(&cur, k, &idx, xs[k])?;
+    let dt = dtype(ct).unwrap_or(DType::F32);
+    let zeros = twill_tensor::Tensor::zeros(xs.to_vec(), dt)
+        .map(tensor_value)
+        .map_err(|e| e.0)?;
+    accumulate(&zeros, items, ct)
+}
+
+/// The cotangent of an assigned value `v` from that of the selection it
+/// was broadcast to (`v` may also have had extra leading size-1 axes).
+fn value_cotangent(g: &Value, v: &Value) -> Res<Value> {
+    let vs = shape(v);
+    let lead = vs.iter().take_while(|&&d| d == 1).count();
+    let kept = lead.min(vs.len().saturating_sub(shape(g).len()));
+    let g = sum_to(g, &vs[kept..])?;
+    if kept > 0 {
+        return o(Op::Reshape, &[g, ints(&vs)]);
     }
-    Ok(cur)
+    Ok(g)
 }
 
 /// An einsum spec with every `...` written out as letters and the output
@@ -1275,7 +1298,7 @@ fn conv2d_rule(
         let dx = index(
             &dxp,
             &[
-                all,
+                all.clone(),
                 all,
                 IndexItem::Slice(Some(ph as i64), Some((ph + h) as i64), None),
                 IndexItem::Slice(Some(pw as i64), Some((pw + wd) as i64), None),

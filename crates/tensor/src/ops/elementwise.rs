@@ -111,7 +111,7 @@ pub(super) fn run_minimum(args: &Args) -> Result<Out, TensorError> {
 // ---------------------------------------------------------------------------
 // Operands and result dtypes.
 
-fn symbol(op: BinaryOp) -> &'static str {
+pub(crate) fn symbol(op: BinaryOp) -> &'static str {
     match op {
         BinaryOp::Add => "+",
         BinaryOp::Sub => "-",
@@ -147,7 +147,7 @@ fn scalar_kind(o: &Operand) -> Option<ScalarKind> {
 
 /// The dtype two operands are converted to: `promote` for two tensors,
 /// `promote_weak` for a tensor and a host scalar (spec §5, extension 1).
-fn common_dtype(what: &str, a: &Operand, b: &Operand) -> Result<DType, TensorError> {
+pub(crate) fn common_dtype(what: &str, a: &Operand, b: &Operand) -> Result<DType, TensorError> {
     match (a, b) {
         (Operand::Tensor(x), Operand::Tensor(y)) => Ok(promote(x.dtype(), y.dtype())),
         (Operand::Tensor(t), s) | (s, Operand::Tensor(t)) => match scalar_kind(s) {
@@ -201,7 +201,7 @@ fn weak_int(i: i64, dt: DType) -> Result<Scalar, TensorError> {
 
 /// An operand converted to `dt`: a tensor is cast (one rounding per
 /// element), a host scalar becomes a rank-0 tensor of `dt`.
-fn operand_as(o: &Operand, dt: DType) -> Result<Tensor, TensorError> {
+pub(crate) fn operand_as(o: &Operand, dt: DType) -> Result<Tensor, TensorError> {
     Ok(match o {
         Operand::Tensor(t) => t.cast(dt)?,
         Operand::Int(i) => Tensor::scalar(weak_int(*i, dt)?),
@@ -1151,7 +1151,7 @@ impl Unary {
     }
 }
 
-fn unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
+pub(crate) fn unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
     if let Some(f) = u.transcendental() {
         let dt = float_result(x.dtype());
         let x = x.cast(dt)?;

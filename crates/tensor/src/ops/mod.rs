@@ -14,6 +14,7 @@
 
 pub mod adjoint;
 mod args;
+pub mod assign;
 pub mod contract;
 pub mod dtypes;
 pub mod elementwise;

@@ -877,7 +877,7 @@ mod tests {
     /// read through strides and offsets correctly.
     #[test]
     fn views_and_copies_agree() {
-        use crate::tensor::IndexItem::{Single, Slice};
+        use crate::index::IndexItem::{Single, Slice};
         // Values with ties and signed zeros, so sorting is exercised too.
         let base = t(
             (0..120).map(|i| f64::from((i * 37) % 23) - 11.0).collect(),
