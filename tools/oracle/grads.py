@@ -21,6 +21,8 @@ The models:
 * jvp_vjp: J·v and ctᵀ·J of a small vector function, and its Jacobian.
 * scatter: indexing and assignment into tensors — a gather, a `+=` with a
   repeated index, a column overwritten, a masked `*=`, `...` with `None`.
+* special_functions: asinh erf cbrt cosh atan sinh log2 exp2 log10 erfc
+  asin acos atanh acosh reciprocal in one composite model.
 
 Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
 x64 enabled.
@@ -186,8 +188,24 @@ def scatter():
     return case("scatter", inp, {"loss": v, "dw": g[0], "dx": g[1]})
 
 
+def special_functions():
+    """The elementwise functions of spec §11.3 in one composite model."""
+    inp = {"x": randn(5, 3, scale=0.4), "w": randn(3, 4, scale=0.5)}
+
+    def loss(w, x):
+        h = x @ w
+        a = jnp.arcsinh(h) * jax.scipy.special.erf(h) + jnp.cbrt(jnp.cosh(h))
+        b = jnp.arctan(jnp.sinh(h)) + jnp.log2(1.0 + jnp.exp2(h)) + jnp.log10(2.0 + jax.scipy.special.erfc(h))
+        c = jnp.arcsin(jnp.tanh(h) * 0.5) + jnp.arccos(jnp.tanh(h) * 0.5) * 0.25
+        d = jnp.arctanh(jnp.tanh(h) * 0.9) + jnp.arccosh(1.5 + h * h) + 1.0 / (2.0 + h * h)
+        return jnp.sum(a + b + c + d)
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1))(inp["w"], inp["x"])
+    return case("special_functions", inp, {"loss": v, "dw": g[0], "dx": g[1]})
+
+
 def main():
-    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter()]
+    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter(), special_functions()]
     with OUT.open("w") as f:
         f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
         f.write("# crates/eval/tests/autodiff.rs.\n")

@@ -467,7 +467,7 @@ pub fn host_op_result(op: Op, args: &[Ty]) -> Ty {
         Host::Unary(u) => {
             use twill_tensor::ops::Unary as U;
             match u {
-                U::IsNan | U::IsInf | U::IsFinite => Ty::Bool,
+                U::IsNan | U::IsInf | U::IsFinite | U::Signbit => Ty::Bool,
                 U::Neg | U::Abs if *first == Ty::Int => Ty::Int,
                 U::Neg
                 | U::Abs
@@ -487,7 +487,23 @@ pub fn host_op_result(op: Op, args: &[Ty]) -> Ty {
                 | U::Sigmoid
                 | U::Floor
                 | U::Ceil
-                | U::Round => Ty::F64,
+                | U::Round
+                | U::Trunc
+                | U::Exp2
+                | U::Log2
+                | U::Log10
+                | U::Cbrt
+                | U::Sinh
+                | U::Cosh
+                | U::Asin
+                | U::Acos
+                | U::Atan
+                | U::Asinh
+                | U::Acosh
+                | U::Atanh
+                | U::Erf
+                | U::Erfc
+                | U::Reciprocal => Ty::F64,
             }
         }
         Host::Binary(_) | Host::Clip => Ty::F64,

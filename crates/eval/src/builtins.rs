@@ -149,6 +149,23 @@ pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, Failur
         Unary::Floor => Value::F64(x.floor()),
         Unary::Ceil => Value::F64(x.ceil()),
         Unary::Round => Value::F64(x.round_ties_even()),
+        Unary::Trunc => Value::F64(x.trunc()),
+        Unary::Signbit => Value::Bool(x.is_sign_negative()),
+        Unary::Exp2
+        | Unary::Log2
+        | Unary::Log10
+        | Unary::Cbrt
+        | Unary::Sinh
+        | Unary::Cosh
+        | Unary::Asin
+        | Unary::Acos
+        | Unary::Atan
+        | Unary::Asinh
+        | Unary::Acosh
+        | Unary::Atanh
+        | Unary::Erf
+        | Unary::Erfc
+        | Unary::Reciprocal => Value::F64(m.transcendental().map_or(f64::NAN, |f| f(x))),
     })
 }
 

@@ -199,6 +199,23 @@ check("tanh", fn(x) { x.tanh() }, x, 78)
 check("sigmoid", fn(x) { x.sigmoid() }, x, 79)
 check("exp fn", fn(x) { exp(x) }, x, 80)
 check("chain", fn(x) { (x.sin() * x.exp()).tanh().square() }, x, 81)
+# The functions of spec §11.3.
+check("reciprocal", fn(x) { x.reciprocal() }, p, 82)
+check("exp2", fn(x) { x.exp2() }, x, 83)
+check("log2", fn(x) { log2(x) }, p, 84)
+check("log10", fn(x) { x.log10() }, p, 85)
+check("cbrt", fn(x) { x.cbrt() }, p, 86)
+check("cbrt negative", fn(x) { cbrt(-x) }, p, 87)
+check("sinh", fn(x) { x.sinh() }, x, 88)
+check("cosh", fn(x) { x.cosh() }, x, 89)
+check("asin", fn(x) { x.asin() }, small, 90)
+check("acos", fn(x) { acos(x) }, small, 91)
+check("atan", fn(x) { x.atan() }, x, 92)
+check("asinh", fn(x) { x.asinh() }, x, 93)
+check("acosh", fn(x) { x.acosh() }, p + 1.0, 94)
+check("atanh", fn(x) { x.atanh() }, small, 95)
+check("erf", fn(x) { x.erf() }, x, 96)
+check("erfc", fn(x) { erfc(x) }, x, 97)
 "##);
 }
 
@@ -735,6 +752,22 @@ let vg = value_and_grad(loss, [w1, b1, w2, b2, w3, b3, x])
 dump("loss", vg.0)
 let names = ["dw1", "db1", "dw2", "db2", "dw3", "db3", "dx"]
 for i in range(7) { dump(names[i], vg.1[i]) }
+"##
+        }
+        "special_functions" => {
+            r##"
+let loss = fn(p) {
+    let h = p[1] @ p[0]
+    let a = h.asinh() * h.erf() + h.cosh().cbrt()
+    let b = h.sinh().atan() + (1.0 + h.exp2()).log2() + (2.0 + h.erfc()).log10()
+    let c = (h.tanh() * 0.5).asin() + (h.tanh() * 0.5).acos() * 0.25
+    let d = (h.tanh() * 0.9).atanh() + (1.5 + h * h).acosh() + (2.0 + h * h).reciprocal()
+    (a + b + c + d).sum()
+}
+let vg = value_and_grad(loss, [w, x])
+dump("loss", vg.0)
+dump("dw", vg.1[0])
+dump("dx", vg.1[1])
 "##
         }
         "scatter" => {

@@ -27,6 +27,58 @@ pub fn tan(x: f64) -> f64 {
 pub fn tanh(x: f64) -> f64 {
     libm::tanh(x)
 }
+pub fn exp2(x: f64) -> f64 {
+    libm::exp2(x)
+}
+pub fn log2(x: f64) -> f64 {
+    libm::log2(x)
+}
+pub fn log10(x: f64) -> f64 {
+    libm::log10(x)
+}
+pub fn cbrt(x: f64) -> f64 {
+    libm::cbrt(x)
+}
+pub fn sinh(x: f64) -> f64 {
+    libm::sinh(x)
+}
+pub fn cosh(x: f64) -> f64 {
+    libm::cosh(x)
+}
+pub fn asin(x: f64) -> f64 {
+    libm::asin(x)
+}
+pub fn acos(x: f64) -> f64 {
+    libm::acos(x)
+}
+pub fn atan(x: f64) -> f64 {
+    libm::atan(x)
+}
+pub fn asinh(x: f64) -> f64 {
+    libm::asinh(x)
+}
+/// NaN below 1 (IEEE 754), which `libm::acosh` does not give for large
+/// negative x (it answers acosh(-65504) with -3.47: the oracle found it).
+pub fn acosh(x: f64) -> f64 {
+    if x < 1.0 {
+        return f64::NAN;
+    }
+    libm::acosh(x)
+}
+pub fn atanh(x: f64) -> f64 {
+    libm::atanh(x)
+}
+pub fn erf(x: f64) -> f64 {
+    libm::erf(x)
+}
+pub fn erfc(x: f64) -> f64 {
+    libm::erfc(x)
+}
+/// `1 / x`, correctly rounded in f64 (so, rounded once more to a
+/// narrower float, correctly rounded there too: 53 ≥ 2·24 + 2).
+pub fn reciprocal(x: f64) -> f64 {
+    1.0 / x
+}
 pub fn pow(x: f64, y: f64) -> f64 {
     libm::pow(x, y)
 }

@@ -526,6 +526,48 @@ fn table_rule(
             let w = wo()?;
             unary(c, mul(ct, &mul(&w, &sub(&f(1.0), &w)?)?))?
         }
+        Op::Reciprocal => {
+            let w = wo()?;
+            unary(c, o(Op::Neg, &[mul(ct, &mul(&w, &w)?)?]))?
+        }
+        Op::Exp2 => unary(c, mul(ct, &mul(&wo()?, &f(std::f64::consts::LN_2))?))?,
+        Op::Log2 => unary(c, div(ct, &mul(&wx()?, &f(std::f64::consts::LN_2))?))?,
+        Op::Log10 => unary(c, div(ct, &mul(&wx()?, &f(std::f64::consts::LN_10))?))?,
+        Op::Cbrt => {
+            let w = wo()?;
+            unary(c, div(ct, &mul(&mul(&w, &w)?, &f(3.0))?))?
+        }
+        Op::Sinh => unary(c, mul(ct, &o(Op::Cosh, &[wx()?])?))?,
+        Op::Cosh => unary(c, mul(ct, &o(Op::Sinh, &[wx()?])?))?,
+        Op::Asin | Op::Acos => {
+            // ±1 / sqrt(1 - x²)
+            let w = wx()?;
+            let g = div(ct, &o(Op::Sqrt, &[sub(&f(1.0), &mul(&w, &w)?)?])?)?;
+            unary(c, if name == Op::Acos { o(Op::Neg, &[g]) } else { Ok(g) })?
+        }
+        Op::Atan => {
+            let w = wx()?;
+            unary(c, div(ct, &add(&mul(&w, &w)?, &f(1.0))?))?
+        }
+        Op::Asinh => {
+            let w = wx()?;
+            unary(c, div(ct, &o(Op::Sqrt, &[add(&mul(&w, &w)?, &f(1.0))?])?))?
+        }
+        Op::Acosh => {
+            let w = wx()?;
+            unary(c, div(ct, &o(Op::Sqrt, &[sub(&mul(&w, &w)?, &f(1.0))?])?))?
+        }
+        Op::Atanh => {
+            let w = wx()?;
+            unary(c, div(ct, &sub(&f(1.0), &mul(&w, &w)?)?))?
+        }
+        Op::Erf | Op::Erfc => {
+            // ±2/√π · exp(-x²)
+            let w = wx()?;
+            let k = if name == Op::Erf { 2.0 } else { -2.0 } / std::f64::consts::PI.sqrt();
+            let e = o(Op::Exp, &[o(Op::Neg, &[mul(&w, &w)?])?])?;
+            unary(c, mul(ct, &mul(&e, &f(k))?))?
+        }
         Op::Sum | Op::Mean => {
             let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
             let mut g = expand(ct, &axes, flag(&args.get(2).cloned().flatten()), &xs)?;
@@ -788,7 +830,9 @@ fn table_rule(
         | Op::Any
         | Op::Argsort
         | Op::Argtopk
-        | Op::RoundTo => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::RoundTo
+        | Op::Trunc
+        | Op::Signbit => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1349,6 +1393,21 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Tan
         | Op::Tanh
         | Op::Sigmoid
+        | Op::Reciprocal
+        | Op::Exp2
+        | Op::Log2
+        | Op::Log10
+        | Op::Cbrt
+        | Op::Sinh
+        | Op::Cosh
+        | Op::Asin
+        | Op::Acos
+        | Op::Atan
+        | Op::Asinh
+        | Op::Acosh
+        | Op::Atanh
+        | Op::Erf
+        | Op::Erfc
         | Op::Sum
         | Op::Mean
         | Op::Prod
@@ -1392,7 +1451,9 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Any
         | Op::Argsort
         | Op::Argtopk
-        | Op::RoundTo => RuleKind::NotDifferentiable,
+        | Op::RoundTo
+        | Op::Trunc
+        | Op::Signbit => RuleKind::NotDifferentiable,
     }
 }
 

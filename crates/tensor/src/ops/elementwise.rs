@@ -81,6 +81,23 @@ elementwise_table! {
     "isnan" => run_isnan = Unary::IsNan,
     "isinf" => run_isinf = Unary::IsInf,
     "isfinite" => run_isfinite = Unary::IsFinite,
+    "exp2" => run_exp2 = Unary::Exp2,
+    "log2" => run_log2 = Unary::Log2,
+    "log10" => run_log10 = Unary::Log10,
+    "cbrt" => run_cbrt = Unary::Cbrt,
+    "sinh" => run_sinh = Unary::Sinh,
+    "cosh" => run_cosh = Unary::Cosh,
+    "asin" => run_asin = Unary::Asin,
+    "acos" => run_acos = Unary::Acos,
+    "atan" => run_atan = Unary::Atan,
+    "asinh" => run_asinh = Unary::Asinh,
+    "acosh" => run_acosh = Unary::Acosh,
+    "atanh" => run_atanh = Unary::Atanh,
+    "erf" => run_erf = Unary::Erf,
+    "erfc" => run_erfc = Unary::Erfc,
+    "reciprocal" => run_reciprocal = Unary::Reciprocal,
+    "trunc" => run_trunc = Unary::Trunc,
+    "signbit" => run_signbit = Unary::Signbit,
 }
 
 /// An argument of `maximum`, `minimum`, `where` or `clip` as an operand:
@@ -1118,12 +1135,29 @@ pub enum Unary {
     IsNan,
     IsInf,
     IsFinite,
+    Exp2,
+    Log2,
+    Log10,
+    Cbrt,
+    Sinh,
+    Cosh,
+    Asin,
+    Acos,
+    Atan,
+    Asinh,
+    Acosh,
+    Atanh,
+    Erf,
+    Erfc,
+    Reciprocal,
+    Trunc,
+    Signbit,
 }
 
 impl Unary {
     /// The f64 function of an operation whose result cannot be an integer
     /// (seed 000: it promotes an integer input to f32).
-    fn transcendental(self) -> Option<fn(f64) -> f64> {
+    pub fn transcendental(self) -> Option<fn(f64) -> f64> {
         Some(match self {
             Unary::Exp => math::exp,
             Unary::Log => math::log,
@@ -1136,6 +1170,21 @@ impl Unary {
             Unary::Tan => math::tan,
             Unary::Tanh => math::tanh,
             Unary::Sigmoid => math::sigmoid,
+            Unary::Exp2 => math::exp2,
+            Unary::Log2 => math::log2,
+            Unary::Log10 => math::log10,
+            Unary::Cbrt => math::cbrt,
+            Unary::Sinh => math::sinh,
+            Unary::Cosh => math::cosh,
+            Unary::Asin => math::asin,
+            Unary::Acos => math::acos,
+            Unary::Atan => math::atan,
+            Unary::Asinh => math::asinh,
+            Unary::Acosh => math::acosh,
+            Unary::Atanh => math::atanh,
+            Unary::Erf => math::erf,
+            Unary::Erfc => math::erfc,
+            Unary::Reciprocal => math::reciprocal,
             Unary::Neg
             | Unary::Abs
             | Unary::Sign
@@ -1146,7 +1195,9 @@ impl Unary {
             | Unary::Round
             | Unary::IsNan
             | Unary::IsInf
-            | Unary::IsFinite => return None,
+            | Unary::IsFinite
+            | Unary::Trunc
+            | Unary::Signbit => return None,
         })
     }
 }
@@ -1215,6 +1266,9 @@ fn float_unary<T: Flt>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         Unary::IsNan => map1(x, |a: T| a.wide().is_nan()),
         Unary::IsInf => map1(x, |a: T| a.wide().is_infinite()),
         Unary::IsFinite => map1(x, |a: T| a.wide().is_finite()),
+        Unary::Trunc => map1(x, |a: T| T::round(a.wide().trunc())),
+        // The sign bit itself: true for -0 and for a NaN whose sign is set.
+        Unary::Signbit => map1(x, |a: T| a.wide().is_sign_negative()),
         // The transcendentals take the `transcendental` path.
         Unary::Exp
         | Unary::Log
@@ -1226,7 +1280,22 @@ fn float_unary<T: Flt>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Cos
         | Unary::Tan
         | Unary::Tanh
-        | Unary::Sigmoid => err(format!("internal error: `{u:?}` reached the float kernels")),
+        | Unary::Sigmoid
+        | Unary::Exp2
+        | Unary::Log2
+        | Unary::Log10
+        | Unary::Cbrt
+        | Unary::Sinh
+        | Unary::Cosh
+        | Unary::Asin
+        | Unary::Acos
+        | Unary::Atan
+        | Unary::Asinh
+        | Unary::Acosh
+        | Unary::Atanh
+        | Unary::Erf
+        | Unary::Erfc
+        | Unary::Reciprocal => err(format!("internal error: `{u:?}` reached the float kernels")),
     }
 }
 
@@ -1240,6 +1309,8 @@ fn int_unary<T: Int>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         Unary::Floor | Unary::Ceil | Unary::Round => x.contiguous(),
         Unary::IsNan | Unary::IsInf => map1(x, |_: T| false),
         Unary::IsFinite => map1(x, |_: T| true),
+        Unary::Trunc => x.contiguous(),
+        Unary::Signbit => map1(x, |a: T| a < T::ZERO),
         // An integer input of a transcendental is promoted first.
         Unary::Exp
         | Unary::Log
@@ -1251,7 +1322,22 @@ fn int_unary<T: Int>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Cos
         | Unary::Tan
         | Unary::Tanh
-        | Unary::Sigmoid => err(format!("internal error: `{u:?}` reached the integer kernels")),
+        | Unary::Sigmoid
+        | Unary::Exp2
+        | Unary::Log2
+        | Unary::Log10
+        | Unary::Cbrt
+        | Unary::Sinh
+        | Unary::Cosh
+        | Unary::Asin
+        | Unary::Acos
+        | Unary::Atan
+        | Unary::Asinh
+        | Unary::Acosh
+        | Unary::Atanh
+        | Unary::Erf
+        | Unary::Erfc
+        | Unary::Reciprocal => err(format!("internal error: `{u:?}` reached the integer kernels")),
     }
 }
 
@@ -1269,6 +1355,8 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Round => x.contiguous(),
         Unary::IsNan | Unary::IsInf => map1(x, |_: bool| false),
         Unary::IsFinite => map1(x, |_: bool| true),
+        Unary::Trunc => x.contiguous(),
+        Unary::Signbit => map1(x, |_: bool| false),
         Unary::Exp
         | Unary::Log
         | Unary::Log1p
@@ -1279,7 +1367,22 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Cos
         | Unary::Tan
         | Unary::Tanh
-        | Unary::Sigmoid => err(format!("internal error: `{u:?}` reached the bool kernels")),
+        | Unary::Sigmoid
+        | Unary::Exp2
+        | Unary::Log2
+        | Unary::Log10
+        | Unary::Cbrt
+        | Unary::Sinh
+        | Unary::Cosh
+        | Unary::Asin
+        | Unary::Acos
+        | Unary::Atan
+        | Unary::Asinh
+        | Unary::Acosh
+        | Unary::Atanh
+        | Unary::Erf
+        | Unary::Erfc
+        | Unary::Reciprocal => err(format!("internal error: `{u:?}` reached the bool kernels")),
     }
 }
 
