@@ -1920,10 +1920,6 @@ fn field_offset(s: &StructVal, member: Member) -> Option<usize> {
     }
 }
 
-/// `a[i:j:k] = b` on an Arr (spec §10.7), as Python does it: with no step
-/// (or step 1) the slice is replaced by the elements of `b`, which may be
-/// longer or shorter; with another step `b` must have one element for each
-/// position of the slice.
 /// `place[k0][k1]… op= v` where `place` holds a tensor (spec §11.2). One
 /// subscript writes into the tensor — in place when its storage is not
 /// shared and nothing is tracked; a chain reads `place[k0]`, assigns into
@@ -1972,6 +1968,10 @@ fn tensor_assign(place: &mut Value, keys: &[Key], op: Option<BinOp>, v: Value, s
     Ok(())
 }
 
+/// `a[i:j:k] = b` on an Arr (spec §10.7), as Python does it: with no step
+/// (or step 1) the slice is replaced by the elements of `b`, which may be
+/// longer or shorter; with another step `b` must have one element for each
+/// position of the slice.
 fn slice_assign(place: &mut Value, bounds: &[Option<(Value, Span)>; 3], v: Value, span: Span) -> R<()> {
     let Value::Arr(rc) = place else {
         return fail(

@@ -285,12 +285,14 @@ pub(crate) fn index(x: &Value, items: &[IndexItem]) -> Result<Value, String> {
     }
 }
 
+/// The tensor of `x`, tracked or not, as a plain value to write into.
 fn plain_tensor(x: &Value, what: &str) -> Result<twill_tensor::Tensor, String> {
     base(x)
         .cloned()
         .ok_or_else(|| format!("{what} needs a tensor, not a `{}`", x.type_name()))
 }
 
+/// An assigned value as the tensor kernels' operand (a host number weak).
 fn operand(v: &Value) -> Result<twill_tensor::ops::Operand<'_>, String> {
     use twill_tensor::ops::Operand;
     match v {

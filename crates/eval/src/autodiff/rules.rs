@@ -1040,8 +1040,9 @@ fn matmul_rule(
     Ok(())
 }
 
-/// The adjoint of basic indexing: the cotangent put back in place, zeros
-/// elsewhere, one axis at a time with `index_add`.
+/// The adjoint of indexing (basic or advanced): the cotangent added back
+/// into zeros of x's shape at the selected elements, a repeated index
+/// getting every occurrence (recorded, so nested differentiation works).
 fn index_adjoint(ct: &Value, items: &[IndexItem], xs: &[usize]) -> Res<Value> {
     let dt = dtype(ct).unwrap_or(DType::F32);
     let zeros = twill_tensor::Tensor::zeros(xs.to_vec(), dt)
