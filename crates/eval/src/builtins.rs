@@ -15,7 +15,6 @@ use smallvec::SmallVec;
 use twill_check::builtins::{Builtin, FormatField, HostFn, HostMethod, Make, MethodRef, TensorField};
 use twill_check::hir::{self, Member, Sym};
 use twill_syntax::Span;
-use twill_tensor::math;
 use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 
 use twill_tensor::construct;
@@ -135,23 +134,24 @@ pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, Failur
         // `x <= 0 ? 0 : x` keeps NaN, as PyTorch's relu does.
         Unary::Relu => Value::F64(if x <= 0.0 { 0.0 } else { x }),
         Unary::Square => Value::F64(x * x),
-        Unary::Exp => Value::F64(math::exp(x)),
-        Unary::Log => Value::F64(math::log(x)),
-        Unary::Log1p => Value::F64(math::log1p(x)),
-        Unary::Expm1 => Value::F64(math::expm1(x)),
-        Unary::Sqrt => Value::F64(math::sqrt(x)),
-        Unary::Rsqrt => Value::F64(1.0 / math::sqrt(x)),
-        Unary::Sin => Value::F64(math::sin(x)),
-        Unary::Cos => Value::F64(math::cos(x)),
-        Unary::Tan => Value::F64(math::tan(x)),
-        Unary::Tanh => Value::F64(math::tanh(x)),
-        Unary::Sigmoid => Value::F64(math::sigmoid(x)),
         Unary::Floor => Value::F64(x.floor()),
         Unary::Ceil => Value::F64(x.ceil()),
         Unary::Round => Value::F64(x.round_ties_even()),
         Unary::Trunc => Value::F64(x.trunc()),
         Unary::Signbit => Value::Bool(x.is_sign_negative()),
-        Unary::Exp2
+        // The tensor kernels' own f64 function of each (`Unary::transcendental`).
+        Unary::Exp
+        | Unary::Log
+        | Unary::Log1p
+        | Unary::Expm1
+        | Unary::Sqrt
+        | Unary::Rsqrt
+        | Unary::Sin
+        | Unary::Cos
+        | Unary::Tan
+        | Unary::Tanh
+        | Unary::Sigmoid
+        | Unary::Exp2
         | Unary::Log2
         | Unary::Log10
         | Unary::Cbrt

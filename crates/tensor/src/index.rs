@@ -533,7 +533,16 @@ impl Tensor {
     /// place when the storage is this tensor's alone.
     pub fn add_index(&mut self, items: &[IndexItem], values: &Tensor) -> Result<(), TensorError> {
         let sel = self.plan_owned(items)?;
-        let values = fit_to(values, &sel.shape())?.contiguous()?;
+        let shape = sel.shape();
+        if values.ndim() > shape.len() {
+            // As `x[s] = x[s] + v`, whose result would have more axes.
+            return Err(TensorError(format!(
+                "a value of shape {} cannot be assigned to a selection of shape {}",
+                shape_str(values.shape()),
+                shape_str(&shape)
+            )));
+        }
+        let values = fit_to(values, &shape)?.contiguous()?;
         let bug =
             || TensorError("internal error: add_index on a dtype it does not take (a bug in twill)".into());
         let Some(dst) = self.owned_storage() else {
@@ -557,11 +566,6 @@ fn add_each<A: crate::storage::Accumulate>(d: &mut [A], sel: &Selection, v: &[A]
         }
         k += 1;
     });
-}
-
-/// The shape `items` selects from `t`.
-pub(crate) fn selected_shape(t: &Tensor, items: &[IndexItem]) -> Result<Vec<usize>, TensorError> {
-    Ok(plan(t.shape(), t.strides(), t.offset(), items)?.shape())
 }
 
 /// `v` as a view broadcast to the selected shape `shape` (NumPy also lets

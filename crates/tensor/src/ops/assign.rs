@@ -102,15 +102,6 @@ pub fn assign(
         let joined = common_dtype(symbol(op), &Operand::Tensor(&Tensor::zeros(Vec::new(), dt)?), &v)?;
         check_compound(op, joined, dt)?;
         let vals = operand_as(&v, dt)?;
-        let shape = crate::index::selected_shape(x, items)?;
-        if vals.ndim() > shape.len() {
-            // As `x[s] = x[s] + v`, whose result would have more axes.
-            return Err(TensorError(format!(
-                "a value of shape {} cannot be assigned to a selection of shape {}",
-                shape_str(vals.shape()),
-                shape_str(&shape)
-            )));
-        }
         let vals = if op == BinaryOp::Sub {
             unary(Unary::Neg, &vals)?
         } else {
@@ -157,18 +148,11 @@ pub fn accumulate(x: &mut Tensor, items: &[IndexItem], v: &Tensor) -> Result<(),
     let cur = x.index(items)?.cast(acc)?;
     let shape = cur.shape().to_vec();
     let vals = crate::index::fit_to(&v.cast(dt)?.cast(acc)?, &shape)?.contiguous()?;
-    let order = last_writes(x.shape(), items)?;
     let offs = crate::index::plan_offsets(x.shape(), items)?;
     let sums = match (cur.contiguous()?.storage(), vals.storage()) {
-        (Storage::I32(c), Storage::I32(w)) => {
-            Tensor::from_vec(run_sums(c, w, &offs, order.is_some())?, shape)?
-        }
-        (Storage::F32(c), Storage::F32(w)) => {
-            Tensor::from_vec(run_sums(c, w, &offs, order.is_some())?, shape)?
-        }
-        (Storage::F64(c), Storage::F64(w)) => {
-            Tensor::from_vec(run_sums(c, w, &offs, order.is_some())?, shape)?
-        }
+        (Storage::I32(c), Storage::I32(w)) => Tensor::from_vec(run_sums(c, w, &offs)?, shape)?,
+        (Storage::F32(c), Storage::F32(w)) => Tensor::from_vec(run_sums(c, w, &offs)?, shape)?,
+        (Storage::F64(c), Storage::F64(w)) => Tensor::from_vec(run_sums(c, w, &offs)?, shape)?,
         _ => {
             return Err(TensorError(
                 "internal error: accumulation dtype (a bug in twill)".into(),
@@ -180,18 +164,9 @@ pub fn accumulate(x: &mut Tensor, items: &[IndexItem], v: &Tensor) -> Result<(),
 
 /// Each occurrence's final sum: the element's old value plus every
 /// occurrence's value, in index order, one rounding per step in `A`.
-fn run_sums<A: Accumulate>(
-    cur: &[A],
-    vals: &[A],
-    offs: &[usize],
-    repeats: bool,
-) -> Result<Vec<A>, TensorError> {
+fn run_sums<A: Accumulate>(cur: &[A], vals: &[A], offs: &[usize]) -> Result<Vec<A>, TensorError> {
     let n = offs.len();
     let mut out: Vec<A> = try_vec(n).map_err(|e| e.for_tensor(A::DTYPE, &[n]))?;
-    if !repeats {
-        out.extend(cur.iter().zip(vals).map(|(&c, &v)| c.add(v)));
-        return Ok(out);
-    }
     let mut order: Vec<usize> = try_vec(n).map_err(|e| e.for_tensor(DType::I32, &[n]))?;
     order.extend(0..n);
     order.sort_by_key(|&k| (offs[k], k));
