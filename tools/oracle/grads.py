@@ -23,6 +23,7 @@ The models:
   repeated index, a column overwritten, a masked `*=`, `...` with `None`.
 * special_functions: asinh erf cbrt cosh atan sinh log2 exp2 log10 erfc
   asin acos atanh acosh reciprocal in one composite model.
+* binary_functions: lgamma atan2 hypot logaddexp copysign fmod.
 
 Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
 x64 enabled.
@@ -204,8 +205,23 @@ def special_functions():
     return case("special_functions", inp, {"loss": v, "dw": g[0], "dx": g[1]})
 
 
+def binary_functions():
+    """lgamma and the binary functions of spec §11.3 in one model."""
+    inp = {"x": randn(5, 3, scale=0.4), "w": randn(3, 4, scale=0.5)}
+
+    def loss(w, x):
+        h = x @ w
+        a = jax.scipy.special.gammaln(1.5 + h * h) + jnp.arctan2(h, 1.0 + h * h) + jnp.hypot(h, 0.5)
+        b = jnp.logaddexp(h, -h) + jnp.copysign(h, h - 0.1) + jnp.fmod(h, 0.7)
+        return jnp.sum(a + b)
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1))(inp["w"], inp["x"])
+    return case("binary_functions", inp, {"loss": v, "dw": g[0], "dx": g[1]})
+
+
 def main():
-    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter(), special_functions()]
+    cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter(), special_functions(),
+             binary_functions()]
     with OUT.open("w") as f:
         f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
         f.write("# crates/eval/tests/autodiff.rs.\n")

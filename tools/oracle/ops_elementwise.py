@@ -478,8 +478,11 @@ def weak_scalar_value(kind, v, dt):
     return val(dt, bits(v, dt))
 
 
-def binary_case(op, a, b, note, ulp=None):
-    """a, b: ("t", dtype, shape, values) or ("s", kind, value)."""
+def binary_case(op, a, b, note, ulp=None, compute=None, element=None):
+    """a, b: ("t", dtype, shape, values) or ("s", kind, value). `compute`
+    and `element` replace compute_dtype and elem (ops_math's functions)."""
+    compute = compute or compute_dtype
+    element = element or elem
     a, b = (("t", x[1], x[2], norm(x[1], x[3])) if x[0] == "t" else x for x in (a, b))
     if a[0] == "t" and b[0] == "t":
         dt = promote(a[1], b[1])
@@ -487,7 +490,7 @@ def binary_case(op, a, b, note, ulp=None):
         t, s = (a, b) if a[0] == "t" else (b, a)
         dt = promote_weak(t[1], s[1])
     args = [T(x[1], x[2], x[3]) if x[0] == "t" else scalar_arg(x[1], x[2]) for x in (a, b)]
-    ct, rt = compute_dtype(op, dt)
+    ct, rt = compute(op, dt)
     if ct is None:
         return case(op, args, {"error": rt}, note=note)
     shapes = [x[2] if x[0] == "t" else [] for x in (a, b)]
@@ -506,7 +509,7 @@ def binary_case(op, a, b, note, ulp=None):
         if numel(out) == 0:
             res = []
         else:
-            res = [elem(op, ct, x, y) for x, y in zip(*ops)]
+            res = [element(op, ct, x, y) for x, y in zip(*ops)]
     except OpError as e:
         return case(op, args, {"error": str(e)}, note=note)
     if ulp is None:

@@ -1,7 +1,9 @@
 """Writes testdata/vectors/ops_math.jsonl: the elementwise functions of spec
 §11.3 added to the §4.1 table — exp2 log2 log10 cbrt sinh cosh asin acos
-atan asinh acosh atanh erf erfc reciprocal trunc signbit — checked against
-mpmath, for crates/tensor/tests/ops_oracle.rs.
+atan asinh acosh atanh erf erfc reciprocal trunc signbit lgamma digamma,
+fmod copysign nextafter atan2 hypot logaddexp and logical_and/or/xor/not —
+checked against mpmath and exact arithmetic, for
+crates/tensor/tests/ops_oracle.rs.
 
     tools/oracle/.venv/bin/python tools/oracle/ops_math.py
 
@@ -11,7 +13,14 @@ round-to-nearest-even, with "ulp": 1 (spec §5.6 asks ≤ 1 ulp of f64 before
 the final rounding); the domain edges are spelled out here from the IEEE
 754 / C99 Annex F definitions (asin(2) is NaN, atanh(±1) is ±inf, log2(-0)
 is -inf, an odd function keeps the sign of a zero), not taken from mpmath,
-which answers outside the reals with complex numbers. reciprocal is exact
+which answers outside the reals with complex numbers. fmod (a - trunc(a/b)·b
+as fractions), copysign and nextafter (a step of the bit pattern in the
+result dtype) are exact (ulp 0); atan2, hypot and logaddexp are rounded
+from mpmath with C99 Annex F at the edges (ulp 1); lgamma (ulp 1) and
+digamma (ulp 4, PyTorch's edge values) likewise. round(x, decimals) is
+checked bit for bit against NumPy's own np.round for f16/f32/f64, whose
+definition spec §11.3 adopts, and against that definition computed
+exactly for bf16 and the integers (see spec_round and int_round). reciprocal is exact
 (1/x as a fraction, ulp 0); trunc is exact (ulp 0) and keeps an integer
 tensor as it is; signbit reads the sign bit (true for -0.0). An integer
 or bool input of a transcendental promotes to f32 (seed 000).
@@ -193,6 +202,385 @@ def cases_of(name, make, rng):
     return out
 
 
+# ---------------------------------------------------------------------------
+# lgamma and digamma.
+
+def lgamma(x):
+    """log|Γ(x)|: +inf at the poles (0 and the negative integers) and at
+    ±inf (C99 Annex F), mpmath's loggamma's real part elsewhere."""
+    if math.isnan(x):
+        return NAN
+    if math.isinf(x) or (x <= 0 and x == math.floor(x)):
+        return INF
+    if x == 1 or x == 2:
+        return 0.0
+    return exact(mpmath.re(mpmath.loggamma(mpmath.mpf(x))))
+
+
+def digamma(x):
+    """ψ(x) as PyTorch defines it at the edges: ∓inf at ±0 (copysign(inf,
+    -x)), NaN at the negative integers and at -inf, +inf at +inf."""
+    if math.isnan(x) or x == -INF:
+        return NAN
+    if x == 0:
+        return math.copysign(INF, -x)
+    if x == INF:
+        return INF
+    if x < 0 and x == math.floor(x):
+        return NAN
+    return exact(mpmath.digamma(mpmath.mpf(x)))
+
+
+SPECIAL = {"lgamma": lgamma, "digamma": digamma}
+# lgamma of a large negative non-integer has no accurate f64 value to
+# compare with libm's (musl's lgamma loses digits there, as glibc's does;
+# PyTorch's own tests avoid it), so the random inputs are positive; the
+# special values still include -1.5, -2.5 and -7.
+SPECIAL_RANGE = {"lgamma": (-3, 6), "digamma": (-3, 6)}
+# digamma loses relative accuracy next to its root at 1.4616…, as every
+# implementation of the series does; the bound is stated in ulps of f64
+# away from it and the case set keeps clear of the root.
+SPECIAL_ULP = {"lgamma": 1, "digamma": 4}
+# Below zero both go through reflection (musl's lgamma does too), which
+# cancels next to the zeros of log|Γ| (between -2 and -3, log|Γ(-2.75)| is
+# 0.0045) and of ψ: an f64 result there is within these bounds, a narrower
+# result (computed in f64, rounded once) still within the ulp above.
+NEGATIVE_F64_ULP = {"lgamma": 128, "digamma": 16}
+
+
+def special_ulp(name, dt, values):
+    if dt == "f64" and any(v < 0 and math.isfinite(v) and v != math.floor(v) for v in values):
+        return NEGATIVE_F64_ULP[name]
+    return SPECIAL_ULP[name]
+
+
+def special_case(name, dt, shape, values, note):
+    values = E.norm(dt, values)
+    args = [E.T(dt, shape, values)]
+    rt = E.float_result(dt)
+    res = [SPECIAL[name](E.cast(v, dt, rt)) for v in values]
+    return case(name, args, E.T(rt, shape, res), ulp=special_ulp(name, dt, values), note=note)
+
+
+def special_cases(name, rng):
+    out = []
+    for dt in E.ALL:
+        vals = E.specials_for(dt)
+        if E.is_float(dt):
+            # 1.5 sits next to digamma's root (ψ(1.5) = 0.036…).
+            vals = [v for v in vals if not (name == "digamma" and v == 1.5)]
+        out.append(special_case(name, dt, [len(vals)], vals, f"{name} of {dt} special values"))
+        if E.is_float(dt):
+            lo, hi = SPECIAL_RANGE[name]
+            if dt == "f16":
+                hi = min(hi, 3)
+            r = [abs(v) for v in E.random_floats(dt, 24, rng, lo, hi)]
+            out.append(special_case(name, dt, [8, 3], r, f"{name} of random positive {dt} values"))
+            neg = [-(k + 0.25 * (1 + i % 3)) for i, k in enumerate(range(12))]
+            out.append(special_case(name, dt, [12], neg, f"{name} of negative non-integers"))
+        else:
+            vals = [v for v in E.random_ints(dt, 12, rng)]
+            out.append(special_case(name, dt, [3, 4], vals, f"{name} of random {dt} values"))
+    out.append(special_case(name, "f32", [0], [], f"{name} of an empty tensor"))
+    out.append(case(name, [{"ints": [1, 2]}], {"error": "must be a tensor"}, note=f"{name} of an Arr"))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The binary functions: fmod copysign nextafter atan2 hypot logaddexp.
+
+FLOAT_ONLY = ("copysign", "nextafter", "atan2", "hypot", "logaddexp")
+BINARY = ("fmod",) + FLOAT_ONLY
+# The registry's parameter names of each, for keyword cases.
+PI = exact(mpmath.pi)
+
+
+def binary_compute(op, dt):
+    if op == "fmod":
+        if dt == "bool":
+            return None, "not defined for bool tensors"
+        return dt, dt
+    return E.float_result(dt), E.float_result(dt)
+
+
+def c_fmod(a, b):
+    if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
+        return NAN
+    if math.isinf(b):
+        return a
+    r = Q(a) - Q(b) * int(Q(a) / Q(b))  # truncated quotient: exact
+    if r == 0:
+        return math.copysign(0.0, a)
+    return r
+
+
+def i_fmod(dt, a, b):
+    if b == 0:
+        raise E.OpError("by zero")
+    r = abs(a) % abs(b)
+    return E.wrap(-r if a < 0 else r, dt)
+
+
+def next_after(dt, a, b):
+    if math.isnan(a) or math.isnan(b):
+        return NAN
+    if a == b:
+        return b
+    if a == 0:
+        tiny = E.val(dt, 1)
+        return -tiny if b < 0 else tiny
+    bits = E.bits(a, dt)
+    step = 1 if (b > a) == (a > 0) else -1
+    return E.val(dt, bits + step)
+
+
+def c_atan2(y, x):
+    """C99 Annex F atan2, mpmath away from the edges."""
+    if math.isnan(y) or math.isnan(x):
+        return NAN
+    neg_y = math.copysign(1.0, y) < 0
+    sgn = (lambda v: -v) if neg_y else (lambda v: v)
+    if y == 0:
+        if math.copysign(1.0, x) < 0:  # x is -0 or negative
+            return sgn(PI)
+        return y  # ±0
+    if math.isinf(y):
+        if x == INF:
+            return sgn(PI / 4)
+        if x == -INF:
+            return sgn(3 * PI / 4)
+        return sgn(PI / 2)
+    if x == 0:
+        return sgn(PI / 2)
+    if x == INF:
+        return math.copysign(0.0, y)
+    if x == -INF:
+        return sgn(PI)
+    return exact(mpmath.atan2(mpmath.mpf(y), mpmath.mpf(x)))
+
+
+def c_hypot(a, b):
+    if math.isinf(a) or math.isinf(b):
+        return INF
+    if math.isnan(a) or math.isnan(b):
+        return NAN
+    if a == 0 or b == 0:
+        return abs(a) + abs(b)
+    return exact(mpmath.sqrt(mpmath.mpf(a) ** 2 + mpmath.mpf(b) ** 2))
+
+
+def c_logaddexp(a, b):
+    if math.isnan(a) or math.isnan(b):
+        return NAN
+    if a == b and math.isinf(a):
+        return a
+    if a == INF or b == INF:
+        return INF
+    if a == -INF:
+        return b
+    if b == -INF:
+        return a
+    m = max(mpmath.mpf(a), mpmath.mpf(b))
+    return exact(m + mpmath.log1p(mpmath.exp(-abs(mpmath.mpf(a) - mpmath.mpf(b)))))
+
+
+def binary_elem(op, ct, a, b):
+    if op == "fmod":
+        if ct == "bool" or ct in E.INT_BITS:
+            return i_fmod(ct, a, b)
+        return c_fmod(a, b)
+    if op == "copysign":
+        return math.copysign(a, b) if not math.isnan(a) else NAN
+    if op == "nextafter":
+        return next_after(ct, a, b)
+    return {"atan2": c_atan2, "hypot": c_hypot, "logaddexp": c_logaddexp}[op](a, b)
+
+
+BINARY_ULP = {"fmod": 0, "copysign": 0, "nextafter": 0, "atan2": 1, "hypot": 1, "logaddexp": 1}
+
+
+def bcase(op, a, b, note):
+    return E.binary_case(op, a, b, note, ulp=BINARY_ULP[op], compute=binary_compute, element=binary_elem)
+
+
+def binary_cases(rng):
+    cases = []
+    for op in BINARY:
+        for dt in E.ALL:
+            sp = E.specials_for(dt)
+            xs = [a for a in sp for _ in sp]
+            ys = [b for _ in sp for b in sp]
+            if dt in E.INT_BITS and op == "fmod":
+                ys = [v if v != 0 else 3 for v in ys]
+            n = len(xs)
+            cases.append(bcase(op, ("t", dt, [n], xs), ("t", dt, [n], ys),
+                               f"{dt} {op}: every pair of special values"))
+            if E.is_float(dt):
+                lo, hi = (-4, 4) if op != "logaddexp" else (-3, 2)
+                rx = E.random_floats(dt, 24, rng, lo, hi)
+                ry = E.random_floats(dt, 24, rng, lo, hi)
+            else:
+                rx, ry = E.random_ints(dt, 24, rng), E.random_ints(dt, 24, rng)
+                if op == "fmod":
+                    ry = [v if v != 0 else -3 for v in ry]
+            cases.append(bcase(op, ("t", dt, [4, 6], rx), ("t", dt, [4, 6], ry),
+                               f"{dt} {op}: random values, rank 2"))
+        # Broadcasting, mixed dtypes and weak scalars.
+        r = E.random_floats("f32", 6, rng, -2, 2)
+        cases.append(bcase(op, ("t", "f32", [2, 3], r), ("t", "bf16", [3], r[:3]),
+                           f"{op}: f32 [2,3] with bf16 [3] broadcast"))
+        cases.append(bcase(op, ("t", "f16", [3, 1], r[:3]), ("t", "f16", [1, 2], r[3:5]),
+                           f"{op}: f16 [3,1] with [1,2]"))
+        cases.append(bcase(op, ("t", "bf16", [6], r), ("s", "float", 0.7),
+                           f"{op}: bf16 with a weak F64 scalar"))
+        cases.append(bcase(op, ("s", "int", 3), ("t", "f64", [6], r),
+                           f"{op}: a weak Int with f64"))
+        cases.append(bcase(op, ("t", "i32", [3], [7, -7, 9]), ("s", "int", 4),
+                           f"{op}: i32 with a weak Int"))
+        cases.append(bcase(op, ("t", "f32", [0, 3], []), ("t", "f32", [3], r[:3]),
+                           f"{op}: an empty tensor"))
+        cases.append(bcase(op, ("t", "f32", [2], r[:2]), ("t", "f32", [3], r[:3]),
+                           f"{op}: shapes that do not broadcast"))
+    cases.append(bcase("fmod", ("t", "i8", [3], [-128, 5, -7]), ("t", "i8", [3], [-1, 0, 2]),
+                       "fmod: an integer zero divisor is an error"))
+    cases.append(bcase("fmod", ("t", "i8", [3], [-128, 5, -7]), ("t", "i8", [3], [-1, 3, 2]),
+                       "fmod: i8 -128 fmod -1 is 0"))
+    cases.append(bcase("fmod", ("t", "bool", [2], [0, 1]), ("t", "bool", [2], [1, 1]),
+                       "fmod: bool is an error"))
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# logical_and/or/xor/not: any dtypes, truth = nonzero (NaN is true).
+
+def truth(dt, v):
+    return int(v != 0) if not (E.is_float(dt) and math.isnan(v)) else 1
+
+
+def logical_cases(rng):
+    fns = {"logical_and": lambda a, b: a & b, "logical_or": lambda a, b: a | b,
+           "logical_xor": lambda a, b: a ^ b}
+    cases = []
+    for dt in E.ALL:
+        sp = E.specials_for(dt)
+        xs = [a for a in sp for _ in sp]
+        ys = [b for _ in sp for b in sp]
+        n = len(xs)
+        for name, fn in fns.items():
+            res = [fn(truth(dt, a), truth(dt, b)) for a, b in zip(xs, ys)]
+            cases.append(case(name, [E.T(dt, [n], xs), E.T(dt, [n], ys)], E.T("bool", [n], res),
+                              note=f"{name} of every pair of {dt} special values"))
+        cases.append(case("logical_not", [E.T(dt, [len(sp)], sp)],
+                          E.T("bool", [len(sp)], [1 - truth(dt, v) for v in sp]),
+                          note=f"logical_not of {dt} special values"))
+    # Mixed dtypes broadcast; a host number is a truth value too.
+    a = [0.0, -0.0, 2.5, NAN]
+    b = [0, 3, -1]
+    for name, fn in fns.items():
+        res = [fn(truth("f32", x), truth("i32", y)) for x in a for y in b]
+        cases.append(case(name, [E.T("f32", [4, 1], a), E.T("i32", [3], b)], E.T("bool", [4, 3], res),
+                          note=f"{name} of f32 [4,1] and i32 [3], broadcast"))
+        res = [fn(truth("f32", x), 1) for x in a]
+        cases.append(case(name, [E.T("f32", [4], a), {"i": 5}], E.T("bool", [4], res),
+                          note=f"{name} of a tensor and an Int"))
+        cases.append(case(name, [E.T("f32", [2], a[:2]), E.T("f32", [3], a[:3])],
+                          {"error": "cannot be broadcast"}, note=f"{name} of shapes that do not broadcast"))
+    cases.append(case("logical_not", [E.T("f64", [0], [])], E.T("bool", [0], []), note="logical_not of an empty tensor"))
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# round(x, decimals): NumPy's own np.round is the reference (spec §11.3
+# adopts its definition), ml_dtypes' bfloat16 for bf16.
+
+NP_DTYPE = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i32": np.int32}
+
+
+def np_dtype(dt):
+    if dt == "bf16":
+        import ml_dtypes
+        return ml_dtypes.bfloat16
+    return NP_DTYPE[dt]
+
+
+def rounded(dt, v):
+    """v (a Fraction or float) rounded once into dt, as a float."""
+    return E.val(dt, E.bits(v, dt))
+
+
+def spec_round(dt, x, d):
+    """Spec §11.3's definition, each step rounded once into dt: p = 10^|d|
+    in dt; d > 0: round_even(x·p) / p; d < 0: round_even(x / p)·p.
+    (ml_dtypes' np.round on bfloat16 does not round p and the product to
+    bf16, so it is not the reference for bf16.)"""
+    if d == 0:
+        return E.round_half_even(x)
+    p = rounded(dt, Q(10) ** abs(d))
+
+    def mul(a, b):
+        if math.isnan(a) or math.isnan(b):
+            return NAN
+        if math.isinf(a) or math.isinf(b):
+            if a == 0 or b == 0:
+                return NAN
+            return INF if (a > 0) == (b > 0) else -INF
+        r = rounded(dt, Q(a) * Q(b))
+        return math.copysign(0.0, math.copysign(1, a) * math.copysign(1, b)) if r == 0 else r
+
+    def div(a, b):
+        if math.isnan(a) or math.isnan(b) or (math.isinf(a) and math.isinf(b)):
+            return NAN
+        if math.isinf(a):
+            return a if b > 0 else -a
+        if math.isinf(b):
+            return math.copysign(0.0, math.copysign(1, a) * math.copysign(1, b))
+        r = rounded(dt, Q(a) / Q(b))
+        return math.copysign(0.0, math.copysign(1, a) * math.copysign(1, b)) if r == 0 else r
+
+    even = E.round_half_even
+    return div(even(mul(x, p)), p) if d > 0 else mul(even(div(x, p)), p)
+
+
+def int_round(dt, v, d):
+    """An integer to a multiple of 10^|d|, ties to even, exactly; kept for
+    d >= 0; a result outside the dtype wraps (NumPy goes through f64 and
+    its casts there are undefined, so it is not the reference)."""
+    if d >= 0:
+        return v
+    p = 10 ** (-d)
+    q, r = divmod(v, p)
+    if 2 * r > p or (2 * r == p and q % 2):
+        q += 1
+    return E.wrap(q * p, dt)
+
+
+def round_cases(rng):
+    cases = []
+    for dt in E.FLOATS + E.INTS:
+        vals = E.specials_for(dt)
+        if E.is_float(dt):
+            vals = vals + E.random_floats(dt, 24, rng, -3, 4) + [0.125, 2.675, -0.25, 1234.5678, 0.05, 15.0, 25.0]
+            vals = E.norm(dt, vals)
+        else:
+            vals = vals + E.random_ints(dt, 12, rng) + [15, 25, -15, 50, 49, 127 if dt == "i8" else 125]
+        for d in (1, 2, 3, -1, -2, 5, 12, -12, 400, -400, 0):
+            if dt in NP_DTYPE and E.is_float(dt):
+                with np.errstate(all="ignore"):
+                    got = np.round(np.array(vals, dtype=np_dtype(dt)), d)
+                res, by = [float(v) for v in got], "NumPy"
+            elif dt == "bf16":
+                res, by = [spec_round(dt, v, d) for v in vals], "the spec's formula, exactly"
+            else:
+                res, by = [int_round(dt, v, d) for v in vals], "exact integers"
+            cases.append(case("round", [E.T(dt, [len(vals)], vals)], E.T(dt, [len(vals)], res),
+                              kwargs={"decimals": {"i": d}}, note=f"round of {dt} to {d} decimals ({by})"))
+    cases.append(case("round", [E.T("bool", [2], [0, 1])], E.T("bool", [2], [0, 1]),
+                      kwargs={"decimals": {"i": 2}}, note="round of bool keeps it"))
+    cases.append(case("round", [E.T("f32", [0, 3], [])], E.T("f32", [0, 3], []),
+                      kwargs={"decimals": {"i": 2}}, note="round of an empty tensor"))
+    return cases
+
+
 def main():
     rng = np.random.default_rng(0x6D617468)  # "math"
     cases = []
@@ -200,6 +588,11 @@ def main():
         cases += cases_of(name, math_case, rng)
     for name in ("trunc", "signbit"):
         cases += cases_of(name, exact_case, rng)
+    for name in SPECIAL:
+        cases += special_cases(name, rng)
+    cases += binary_cases(rng)
+    cases += logical_cases(rng)
+    cases += round_cases(rng)
     header = __doc__.split("\n\n")[0] + "\n\n" + "tools/oracle/.venv/bin/python tools/oracle/ops_math.py (mpmath " + mpmath.__version__ + ")"
     opslib.write("math", cases, header)
 

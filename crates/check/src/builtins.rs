@@ -273,7 +273,8 @@ impl Builtin {
             // their fixed host arity.
             Builtin::Op(op) => match op.spec().host {
                 Host::No => (0, None, &[]),
-                Host::Unary(_) => (1, Some(1), &[]),
+                // `round(x, decimals)` has an optional parameter more.
+                Host::Unary(_) => (1, Some(op.spec().params.len()), &[]),
                 Host::Binary(_) => (2, Some(2), &[]),
                 Host::Clip => (1, Some(3), &[]),
             },
@@ -503,7 +504,9 @@ pub fn host_op_result(op: Op, args: &[Ty]) -> Ty {
                 | U::Atanh
                 | U::Erf
                 | U::Erfc
-                | U::Reciprocal => Ty::F64,
+                | U::Reciprocal
+                | U::Lgamma
+                | U::Digamma => Ty::F64,
             }
         }
         Host::Binary(_) | Host::Clip => Ty::F64,

@@ -165,43 +165,21 @@ pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, Failur
         | Unary::Atanh
         | Unary::Erf
         | Unary::Erfc
-        | Unary::Reciprocal => Value::F64(m.transcendental().map_or(f64::NAN, |f| f(x))),
+        | Unary::Reciprocal
+        | Unary::Lgamma
+        | Unary::Digamma => Value::F64(m.transcendental().map_or(f64::NAN, |f| f(x))),
     })
 }
 
 /// The larger of two numbers; NaN if either is NaN (PyTorch), and +0 over
-/// -0, so that the result never depends on the platform's `fmax`.
+/// -0: the kernels' own `maximum`.
 fn nan_maximum(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() {
-        f64::NAN
-    } else if x == y {
-        if x.is_sign_negative() {
-            y
-        } else {
-            x
-        }
-    } else if x > y {
-        x
-    } else {
-        y
-    }
+    twill_tensor::ops::elementwise::host_binary(BinaryOp::Maximum, x, y).unwrap_or(f64::NAN)
 }
 
 /// The smaller of two numbers; NaN if either is NaN, and -0 under +0.
 fn nan_minimum(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() {
-        f64::NAN
-    } else if x == y {
-        if x.is_sign_negative() {
-            x
-        } else {
-            y
-        }
-    } else if x < y {
-        x
-    } else {
-        y
-    }
+    twill_tensor::ops::elementwise::host_binary(BinaryOp::Minimum, x, y).unwrap_or(f64::NAN)
 }
 
 /// A method that takes `k` arguments, given `given`.
@@ -880,6 +858,18 @@ fn builtin_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<
     }
     let arg = |i: usize| slots.get(i).cloned().flatten().unwrap_or(Value::Unit);
     match host {
+        Host::Unary(u) if slots.get(1).is_some_and(Option::is_some) => {
+            // `round(x, decimals)`, the one unary function with a parameter.
+            match (number(&arg(0)), &arg(1)) {
+                (Some(x), Value::Int(d)) if u == Unary::Round => {
+                    Ok(Value::F64(twill_tensor::ops::elementwise::host_round(x, *d)))
+                }
+                _ => fail(
+                    span,
+                    format!("`{op}` needs a number and an Int number of decimals"),
+                ),
+            }
+        }
         Host::Unary(u) => host_math(u, op.name(), &arg(0)).or_else(|f| fail_with(span, f)),
         Host::Binary(bop) => {
             let (Some(x), Some(y)) = (number(&arg(0)), number(&arg(1))) else {
@@ -892,11 +882,10 @@ fn builtin_op(op: Op, slots: Vec<Option<Value>>, at: ArgSpans, span: Span) -> R<
                     ),
                 );
             };
-            Ok(Value::F64(if bop == BinaryOp::Maximum {
-                nan_maximum(x, y)
-            } else {
-                nan_minimum(x, y)
-            }))
+            match twill_tensor::ops::elementwise::host_binary(bop, x, y) {
+                Some(r) => Ok(Value::F64(r)),
+                None => fail(span, format!("internal error: `{op}` has no host form")),
+            }
         }
         Host::Clip => {
             let bound = |i: usize| match slots.get(i).cloned().flatten() {

@@ -216,6 +216,18 @@ check("acosh", fn(x) { x.acosh() }, p + 1.0, 94)
 check("atanh", fn(x) { x.atanh() }, small, 95)
 check("erf", fn(x) { x.erf() }, x, 96)
 check("erfc", fn(x) { erfc(x) }, x, 97)
+check("lgamma", fn(x) { x.lgamma() }, p, 98)
+check("lgamma negative", fn(x) { lgamma(-0.5 - x * 0.2) }, p, 99)
+let y = randn([3, 4], seed=56)
+checkn("fmod", fn(v) { fmod(v[0], v[1]) }, [x, p + 0.5], 100)
+checkn("copysign", fn(v) { copysign(v[0], v[1]) }, [x, y], 101)
+checkn("atan2", fn(v) { atan2(v[0], v[1]) }, [x, y], 102)
+checkn("hypot", fn(v) { hypot(v[0], v[1]) }, [x, y], 103)
+checkn("logaddexp", fn(v) { logaddexp(v[0], v[1]) }, [x, y], 104)
+check("atan2 host x", fn(x) { atan2(x, 2.0) }, x, 105)
+check("atan2 host y", fn(x) { atan2(-1, x) }, x, 106)
+check("hypot broadcast", fn(x) { hypot(x, x[0]) }, x, 107)
+check("logaddexp host", fn(x) { logaddexp(0.5, x) }, x, 108)
 "##);
 }
 
@@ -763,6 +775,20 @@ let loss = fn(p) {
     let c = (h.tanh() * 0.5).asin() + (h.tanh() * 0.5).acos() * 0.25
     let d = (h.tanh() * 0.9).atanh() + (1.5 + h * h).acosh() + (2.0 + h * h).reciprocal()
     (a + b + c + d).sum()
+}
+let vg = value_and_grad(loss, [w, x])
+dump("loss", vg.0)
+dump("dw", vg.1[0])
+dump("dx", vg.1[1])
+"##
+        }
+        "binary_functions" => {
+            r##"
+let loss = fn(p) {
+    let h = p[1] @ p[0]
+    let a = lgamma(1.5 + h * h) + atan2(h, 1.0 + h * h) + hypot(h, 0.5)
+    let b = logaddexp(h, -h) + copysign(h, h - 0.1) + fmod(h, 0.7)
+    (a + b).sum()
 }
 let vg = value_and_grad(loss, [w, x])
 dump("loss", vg.0)

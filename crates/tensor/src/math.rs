@@ -101,3 +101,92 @@ pub fn sigmoid(x: f64) -> f64 {
         1.0 / (1.0 + exp(-x))
     }
 }
+/// The remainder of `x / y` with the sign of `x`, exact (C's `fmod`:
+/// NaN for an infinite `x` or a zero `y`, `x` for an infinite `y`).
+pub fn fmod(x: f64, y: f64) -> f64 {
+    libm::fmod(x, y)
+}
+/// The magnitude of `x` with the sign bit of `y` (NaN included).
+pub fn copysign(x: f64, y: f64) -> f64 {
+    x.copysign(y)
+}
+/// The angle of the point (x, y) in [-pi, pi], C99 Annex F at the edges.
+pub fn atan2(y: f64, x: f64) -> f64 {
+    libm::atan2(y, x)
+}
+/// sqrt(x² + y²) without undue overflow; +inf if either is infinite, even
+/// against a NaN (C99 Annex F).
+pub fn hypot(x: f64, y: f64) -> f64 {
+    libm::hypot(x, y)
+}
+/// log(e^x + e^y) without overflow, as NumPy computes it: `x + ln 2` when
+/// the two are equal (so ±inf stay), else the larger plus
+/// `log1p(e^-|x - y|)`; NaN if either is NaN.
+pub fn logaddexp(x: f64, y: f64) -> f64 {
+    if x == y {
+        return x + std::f64::consts::LN_2;
+    }
+    let d = x - y;
+    if d > 0.0 {
+        x + log1p(exp(-d))
+    } else if d <= 0.0 {
+        y + log1p(exp(d))
+    } else {
+        // A NaN operand (or inf - inf, which x == y caught).
+        x + y
+    }
+}
+/// The log of |Γ(x)|: +inf at the poles (0 and the negative integers).
+pub fn lgamma(x: f64) -> f64 {
+    libm::lgamma(x)
+}
+/// The digamma function ψ(x) = d/dx lgamma(x) (lgamma's derivative), as
+/// PyTorch computes it: ∓inf at ±0, NaN at the negative integers, the
+/// reflection formula below 0, the recurrence up to 10 and the asymptotic
+/// series above.
+pub fn digamma(x: f64) -> f64 {
+    if x == 0.0 {
+        return f64::INFINITY.copysign(-x);
+    }
+    if x.is_nan() || x == f64::NEG_INFINITY {
+        return f64::NAN;
+    }
+    if x == f64::INFINITY {
+        return x;
+    }
+    if x < 0.0 {
+        if x == x.trunc() {
+            return f64::NAN;
+        }
+        // ψ(1 - x) - π / tan(π x), with the argument reduced first so that
+        // π x does not lose the fraction.
+        let r = x - x.trunc();
+        return digamma(1.0 - x) - std::f64::consts::PI / tan(std::f64::consts::PI * r);
+    }
+    let mut v = x;
+    let mut acc = 0.0;
+    while v < 10.0 {
+        acc -= 1.0 / v;
+        v += 1.0;
+    }
+    if v == 10.0 {
+        // ψ(10) to f64, which the series below gives to within an ulp too.
+        return acc + 2.251_752_589_066_721;
+    }
+    // ψ(v) ~ ln v - 1/(2v) - Σ B_2k / (2k v^2k)
+    const B: [f64; 7] = [
+        8.333_333_333_333_333e-2,
+        -2.109_279_609_279_609_4e-2,
+        7.575_757_575_757_576e-3,
+        -4.166_666_666_666_667e-3,
+        3.968_253_968_253_968e-3,
+        -8.333_333_333_333_333e-3,
+        8.333_333_333_333_333e-2,
+    ];
+    let z = 1.0 / (v * v);
+    let mut y = 0.0;
+    for b in B {
+        y = y * z + b;
+    }
+    acc + log(v) - 0.5 / v - y * z
+}

@@ -395,6 +395,56 @@ fn binary_rule(
     Ok(())
 }
 
+/// The binary functions of spec §11.3 (PyTorch's rules): fmod gives
+/// `ct` to a and `-trunc(a/b)·ct` to b; copysign `ct·(out/a)` to a (0 where
+/// a is 0) and nothing to b; atan2(y, x) `ct·x/(x²+y²)` to y and
+/// `-ct·y/(x²+y²)` to x; hypot `ct·a/out` and `ct·b/out`; logaddexp
+/// `ct·exp(a - out)` and `ct·exp(b - out)`.
+#[allow(clippy::too_many_arguments)]
+fn binary_fn_rule(
+    name: Op,
+    a0: &Value,
+    b0: &Value,
+    out: &Value,
+    ct: &Value,
+    gdt: DType,
+    need: &dyn Fn(Slot) -> bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    let (a, b) = (&weak(a0, out)?, &weak(b0, out)?);
+    let (wa, wb, wo) = (wide(a, gdt)?, wide(b, gdt)?, wide(out, gdt)?);
+    let (ga, gb): (Option<Value>, Option<Value>) = match name {
+        Op::Fmod => (
+            Some(ct.clone()),
+            Some(o(Op::Neg, &[mul(ct, &o(Op::Trunc, &[div(&wa, &wb)?])?)?])?),
+        ),
+        Op::Copysign => {
+            let zero = cmp(BinOp::Eq, &wa, &f(0.0))?;
+            let ratio = select(&zero, &f(0.0), &div(&wo, &wa)?)?;
+            (Some(mul(ct, &ratio)?), None)
+        }
+        Op::Atan2 => {
+            let d = add(&mul(&wa, &wa)?, &mul(&wb, &wb)?)?;
+            (
+                Some(div(&mul(ct, &wb)?, &d)?),
+                Some(o(Op::Neg, &[div(&mul(ct, &wa)?, &d)?])?),
+            )
+        }
+        Op::Hypot => (Some(div(&mul(ct, &wa)?, &wo)?), Some(div(&mul(ct, &wb)?, &wo)?)),
+        Op::Logaddexp => (
+            Some(mul(ct, &o(Op::Exp, &[sub(&wa, &wo)?])?)?),
+            Some(mul(ct, &o(Op::Exp, &[sub(&wb, &wo)?])?)?),
+        ),
+        other => return Err(format!("internal error: `{other}` is not a binary function")),
+    };
+    for (i, (g, v)) in [(ga, a0), (gb, b0)].into_iter().enumerate() {
+        if let (Some(g), true) = (g, need(slot(i)) && is_tensor(v)) {
+            c.push((slot(i), sum_to(&g, &shape(v))?));
+        }
+    }
+    Ok(())
+}
+
 /// maximum/minimum: the gradient goes to the larger (smaller) operand, and
 /// is shared evenly on a tie (PyTorch).
 fn extremum_rule(
@@ -455,6 +505,17 @@ fn table_rule(
     match name {
         Op::Maximum | Op::Minimum => {
             extremum_rule(&x, &arg(args, 1)?, ct, gdt, name == Op::Maximum, need, c)?
+        }
+        Op::Fmod | Op::Copysign | Op::Atan2 | Op::Hypot | Op::Logaddexp => {
+            binary_fn_rule(name, &x, &arg(args, 1)?, out, ct, gdt, need, c)?
+        }
+        Op::Lgamma => unary(c, mul(ct, &o(Op::Digamma, &[wx()?])?))?,
+        Op::Digamma => {
+            return Err(
+                "the gradient of `digamma` (the trigamma function) is not in this version, so `lgamma` \
+                 differentiates once"
+                    .into(),
+            )
         }
         Op::Where => {
             let (cond, a, b) = (x.clone(), arg(args, 1)?, arg(args, 2)?);
@@ -832,7 +893,12 @@ fn table_rule(
         | Op::Argtopk
         | Op::RoundTo
         | Op::Trunc
-        | Op::Signbit => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::Signbit
+        | Op::Nextafter
+        | Op::LogicalAnd
+        | Op::LogicalOr
+        | Op::LogicalXor
+        | Op::LogicalNot => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1409,6 +1475,13 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Atanh
         | Op::Erf
         | Op::Erfc
+        | Op::Lgamma
+        | Op::Digamma
+        | Op::Fmod
+        | Op::Copysign
+        | Op::Atan2
+        | Op::Hypot
+        | Op::Logaddexp
         | Op::Sum
         | Op::Mean
         | Op::Prod
@@ -1454,7 +1527,12 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Argtopk
         | Op::RoundTo
         | Op::Trunc
-        | Op::Signbit => RuleKind::NotDifferentiable,
+        | Op::Signbit
+        | Op::Nextafter
+        | Op::LogicalAnd
+        | Op::LogicalOr
+        | Op::LogicalXor
+        | Op::LogicalNot => RuleKind::NotDifferentiable,
     }
 }
 

@@ -337,6 +337,54 @@ pub enum BinaryOp {
     Shr,
     Maximum,
     Minimum,
+    /// `fmod(a, b)`: the remainder with the sign of `a`, exact (C's fmod).
+    Fmod,
+    /// `copysign(a, b)`: the magnitude of `a` with the sign of `b`.
+    Copysign,
+    /// `nextafter(a, b)`: the next value after `a` toward `b` in the
+    /// result dtype.
+    Nextafter,
+    /// `atan2(y, x)`: the angle of the point (x, y).
+    Atan2,
+    /// `hypot(a, b)`: sqrt(a² + b²) without overflow.
+    Hypot,
+    /// `logaddexp(a, b)`: log(exp(a) + exp(b)) without overflow.
+    Logaddexp,
+}
+
+impl BinaryOp {
+    /// Whether the operation's result is a float for integer operands too
+    /// (seed 000: an integer input promotes to f32), as `/` is.
+    pub fn float_only(self) -> bool {
+        match self {
+            BinaryOp::Div
+            | BinaryOp::Copysign
+            | BinaryOp::Nextafter
+            | BinaryOp::Atan2
+            | BinaryOp::Hypot
+            | BinaryOp::Logaddexp => true,
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::FloorDiv
+            | BinaryOp::Mod
+            | BinaryOp::Pow
+            | BinaryOp::Eq
+            | BinaryOp::Ne
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge
+            | BinaryOp::BitAnd
+            | BinaryOp::BitOr
+            | BinaryOp::BitXor
+            | BinaryOp::Shl
+            | BinaryOp::Shr
+            | BinaryOp::Maximum
+            | BinaryOp::Minimum
+            | BinaryOp::Fmod => false,
+        }
+    }
 }
 
 /// One operand of a binary operation: a tensor or a (weak) host scalar.

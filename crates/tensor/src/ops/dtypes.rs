@@ -28,7 +28,12 @@ pub fn binary(op: BinaryOp, a: Input, b: Input) -> Option<DType> {
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
             DType::Bool
         }
-        BinaryOp::Div => float_result(joined),
+        BinaryOp::Div
+        | BinaryOp::Copysign
+        | BinaryOp::Nextafter
+        | BinaryOp::Atan2
+        | BinaryOp::Hypot
+        | BinaryOp::Logaddexp => float_result(joined),
         BinaryOp::Add
         | BinaryOp::Sub
         | BinaryOp::Mul
@@ -41,7 +46,8 @@ pub fn binary(op: BinaryOp, a: Input, b: Input) -> Option<DType> {
         | BinaryOp::Shl
         | BinaryOp::Shr
         | BinaryOp::Maximum
-        | BinaryOp::Minimum => joined,
+        | BinaryOp::Minimum
+        | BinaryOp::Fmod => joined,
     })
 }
 
@@ -92,6 +98,7 @@ pub fn result(op: Op, args: &[Input]) -> Option<DType> {
         Rule::Index => Some(DType::I32),
         Rule::Join01 => join(*args.first()?, *args.get(1)?),
         Rule::Join12 => join(*args.get(1)?, *args.get(2)?),
+        Rule::Binary(bop) => binary(bop, *args.first()?, *args.get(1)?),
         Rule::Contract(n) => {
             first?;
             let given = &args[..n.min(args.len())];

@@ -77,7 +77,6 @@ elementwise_table! {
     "sigmoid" => run_sigmoid = Unary::Sigmoid,
     "floor" => run_floor = Unary::Floor,
     "ceil" => run_ceil = Unary::Ceil,
-    "round" => run_round = Unary::Round,
     "isnan" => run_isnan = Unary::IsNan,
     "isinf" => run_isinf = Unary::IsInf,
     "isfinite" => run_isfinite = Unary::IsFinite,
@@ -98,6 +97,8 @@ elementwise_table! {
     "reciprocal" => run_reciprocal = Unary::Reciprocal,
     "trunc" => run_trunc = Unary::Trunc,
     "signbit" => run_signbit = Unary::Signbit,
+    "lgamma" => run_lgamma = Unary::Lgamma,
+    "digamma" => run_digamma = Unary::Digamma,
 }
 
 /// An argument of `maximum`, `minimum`, `where` or `clip` as an operand:
@@ -125,6 +126,152 @@ pub(super) fn run_minimum(args: &Args) -> Result<Out, TensorError> {
     binary(BinaryOp::Minimum, operand(args, "a")?, operand(args, "b")?).map(Out::Tensor)
 }
 
+/// `round(x, decimals=0)`: to nearest even at `decimals` digits after the
+/// point (before it, for a negative count), NumPy's definition: p = 10^|d|
+/// rounded to x's dtype; for d > 0 `round_even(x·p) / p`, for d < 0
+/// `round_even(x / p)·p`, each operation rounded in x's dtype. An integer
+/// tensor is kept for d ≥ 0 and rounded to a multiple of 10^|d|, ties to
+/// even, exactly, for d < 0; bool is kept.
+pub(super) fn run_round(args: &Args) -> Result<Out, TensorError> {
+    let x = args.tensor("x")?;
+    let d = args.int("decimals")?.unwrap_or(0);
+    if d == 0 {
+        return unary(Unary::Round, x).map(Out::Tensor);
+    }
+    let t = match x.dtype() {
+        DType::Bool => x.clone(),
+        DType::I8 => round_int::<i8>(x, d)?,
+        DType::I32 => round_int::<i32>(x, d)?,
+        DType::Bf16 => round_float::<bf16>(x, d)?,
+        DType::F16 => round_float::<f16>(x, d)?,
+        DType::F32 => round_float::<f32>(x, d)?,
+        DType::F64 => round_float::<f64>(x, d)?,
+    };
+    Ok(Out::Tensor(t))
+}
+
+/// 10^|d| rounded once into T (inf when it overflows, as NumPy's is).
+fn decimal_scale<T: Flt>(d: i64) -> T {
+    let e = u32::try_from(d.unsigned_abs()).unwrap_or(u32::MAX).min(400);
+    if T::DTYPE == DType::F64 {
+        // Rust's decimal parsing rounds once, to nearest even.
+        return T::round(format!("1e{e}").parse::<f64>().unwrap_or(f64::INFINITY));
+    }
+    if e > 38 {
+        // Above every narrower dtype's largest finite value.
+        return T::round(f64::INFINITY);
+    }
+    // 10^e = 5^e · 2^e with 5^e < 2^89: 5^e rounded to odd at 53 bits
+    // keeps what a second rounding needs, so T::round rounds once.
+    let m = 5u128.pow(e);
+    let bits = 128 - m.leading_zeros();
+    let kept = if bits <= 53 {
+        m as f64
+    } else {
+        let shift = bits - 53;
+        let k = (m >> shift) | u128::from(m & ((1u128 << shift) - 1) != 0);
+        k as f64 * 2f64.powi(shift as i32)
+    };
+    T::round(kept * 2f64.powi(e as i32))
+}
+
+fn round_float<T: Flt>(x: &Tensor, d: i64) -> Result<Tensor, TensorError> {
+    let p = decimal_scale::<T>(d);
+    if d > 0 {
+        map1(x, move |a: T| T::div(T::round_even(T::mul(a, p)), p))
+    } else {
+        map1(x, move |a: T| T::mul(T::round_even(T::div(a, p)), p))
+    }
+}
+
+/// `round(x, decimals)` of a host number: the f64 kernel's formula.
+pub fn host_round(x: f64, d: i64) -> f64 {
+    if d == 0 {
+        return x.round_ties_even();
+    }
+    let p = decimal_scale::<f64>(d);
+    if d > 0 {
+        (x * p).round_ties_even() / p
+    } else {
+        (x / p).round_ties_even() * p
+    }
+}
+
+fn round_int<T: Int>(x: &Tensor, d: i64) -> Result<Tensor, TensorError> {
+    if d > 0 {
+        return Ok(x.clone());
+    }
+    let e = u32::try_from(d.unsigned_abs()).unwrap_or(u32::MAX);
+    // A scale beyond i64 makes every element round to 0 (|x| < p / 2).
+    let p = 10i128.checked_pow(e.min(38));
+    map1(x, move |a: T| {
+        let v = a.to_i64() as i128;
+        let Some(p) = p.filter(|_| e <= 38) else {
+            return T::ZERO;
+        };
+        let (q, r) = (v.div_euclid(p), v.rem_euclid(p));
+        let up = 2 * r > p || (2 * r == p && q % 2 != 0);
+        T::wrap_from_i128((q + i128::from(up)) * p)
+    })
+}
+
+/// Defines the kernels of the binary functions of spec §11.3, on their
+/// two parameters as operands (a tensor or a weak host scalar).
+macro_rules! binary_table {
+    ($($kernel:ident = $op:expr, $a:literal, $b:literal;)*) => {
+        $(
+            pub(super) fn $kernel(args: &Args) -> Result<Out, TensorError> {
+                binary($op, operand(args, $a)?, operand(args, $b)?).map(Out::Tensor)
+            }
+        )*
+    };
+}
+
+binary_table! {
+    run_fmod = BinaryOp::Fmod, "a", "b";
+    run_copysign = BinaryOp::Copysign, "a", "b";
+    run_nextafter = BinaryOp::Nextafter, "a", "b";
+    run_atan2 = BinaryOp::Atan2, "y", "x";
+    run_hypot = BinaryOp::Hypot, "a", "b";
+    run_logaddexp = BinaryOp::Logaddexp, "a", "b";
+}
+
+/// `logical_and/or/xor(a, b)`: both operands taken as truth values
+/// (nonzero is true, NaN included, as NumPy), broadcast; a bool result.
+fn logical(op: BinaryOp, args: &Args) -> Result<Out, TensorError> {
+    let truth = |name: &str| -> Result<Tensor, TensorError> {
+        match operand(args, name)? {
+            Operand::Tensor(t) => t.cast(DType::Bool),
+            Operand::Int(i) => Ok(Tensor::scalar(Scalar::Bool(i != 0))),
+            Operand::Float(x) => Ok(Tensor::scalar(Scalar::Bool(x != 0.0))),
+            Operand::Bool(b) => Ok(Tensor::scalar(Scalar::Bool(b))),
+        }
+    };
+    let (a, b) = (truth("a")?, truth("b")?);
+    if !matches!(args.get("a"), Some(Arg::Tensor(_))) && !matches!(args.get("b"), Some(Arg::Tensor(_))) {
+        return err(format!("`{}` needs at least one tensor operand", args.op));
+    }
+    binary(op, Operand::Tensor(&a), Operand::Tensor(&b)).map(Out::Tensor)
+}
+
+pub(super) fn run_logical_and(args: &Args) -> Result<Out, TensorError> {
+    logical(BinaryOp::BitAnd, args)
+}
+
+pub(super) fn run_logical_or(args: &Args) -> Result<Out, TensorError> {
+    logical(BinaryOp::BitOr, args)
+}
+
+pub(super) fn run_logical_xor(args: &Args) -> Result<Out, TensorError> {
+    logical(BinaryOp::BitXor, args)
+}
+
+/// `logical_not(x)`: true where x is zero.
+pub(super) fn run_logical_not(args: &Args) -> Result<Out, TensorError> {
+    let t = args.tensor("x")?.cast(DType::Bool)?;
+    map1(&t, |a: bool| !a).map(Out::Tensor)
+}
+
 // ---------------------------------------------------------------------------
 // Operands and result dtypes.
 
@@ -150,6 +297,12 @@ pub(crate) fn symbol(op: BinaryOp) -> &'static str {
         BinaryOp::Shr => ">>",
         BinaryOp::Maximum => "maximum",
         BinaryOp::Minimum => "minimum",
+        BinaryOp::Fmod => "fmod",
+        BinaryOp::Copysign => "copysign",
+        BinaryOp::Nextafter => "nextafter",
+        BinaryOp::Atan2 => "atan2",
+        BinaryOp::Hypot => "hypot",
+        BinaryOp::Logaddexp => "logaddexp",
     }
 }
 
@@ -241,7 +394,12 @@ pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, TensorErro
     let dt = common_dtype(sym, &a, &b)?;
     let shape = broadcast_shapes(operand_shape(&a), operand_shape(&b))?;
     match op {
-        BinaryOp::Sub | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow
+        BinaryOp::Sub
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Mod
+        | BinaryOp::Pow
+        | BinaryOp::Fmod
             if dt == DType::Bool =>
         {
             return err(format!(
@@ -274,11 +432,18 @@ pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, TensorErro
         | BinaryOp::Shl
         | BinaryOp::Shr
         | BinaryOp::Maximum
-        | BinaryOp::Minimum => {}
+        | BinaryOp::Minimum
+        | BinaryOp::Fmod
+        | BinaryOp::Copysign
+        | BinaryOp::Nextafter
+        | BinaryOp::Atan2
+        | BinaryOp::Hypot
+        | BinaryOp::Logaddexp => {}
     }
-    // `/` cannot give an integer (seed 000: integers promote to f32). Its
-    // operands meet in `dt` first, so a weak Int must still fit there.
-    let ct = if op == BinaryOp::Div { float_result(dt) } else { dt };
+    // `/` and the float functions cannot give an integer (seed 000:
+    // integers promote to f32). Their operands meet in `dt` first, so a
+    // weak Int must still fit there.
+    let ct = if op.float_only() { float_result(dt) } else { dt };
     let x = operand_as(&a, dt)?.cast(ct)?;
     let y = operand_as(&b, dt)?.cast(ct)?;
     match ct {
@@ -333,9 +498,47 @@ trait Flt: Element {
     fn round_even(a: Self) -> Self {
         Self::round(a.wide().round_ties_even())
     }
+    /// The bit pattern, zero-extended (`nextafter` steps it).
+    fn bits(self) -> u64;
+    fn from_bits(b: u64) -> Self;
+    /// The sign bit of the pattern.
+    const SIGN: u64;
+    /// The next value after `a` toward `b` in this dtype (C's
+    /// `nextafter`): `b` when they are equal (so the sign of a zero `b`
+    /// wins), NaN if either is NaN, the smallest subnormal of `b`'s sign
+    /// after a zero.
+    fn next_after(a: Self, b: Self) -> Self {
+        let (x, y) = (a.wide(), b.wide());
+        if x.is_nan() {
+            return a;
+        }
+        if y.is_nan() {
+            return b;
+        }
+        if x == y {
+            return b;
+        }
+        let bits = a.bits();
+        if x == 0.0 {
+            return Self::from_bits(if y < 0.0 { Self::SIGN | 1 } else { 1 });
+        }
+        // Away from zero when stepping toward b moves |a| up.
+        if (y > x) == (x > 0.0) {
+            Self::from_bits(bits + 1)
+        } else {
+            Self::from_bits(bits - 1)
+        }
+    }
 }
 
 impl Flt for f64 {
+    const SIGN: u64 = 1 << 63;
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_bits(b: u64) -> f64 {
+        f64::from_bits(b)
+    }
     #[inline(always)]
     fn wide(self) -> f64 {
         self
@@ -353,6 +556,13 @@ impl Flt for f64 {
 }
 
 impl Flt for f32 {
+    const SIGN: u64 = 1 << 31;
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    fn from_bits(b: u64) -> f32 {
+        f32::from_bits(b as u32)
+    }
     #[inline(always)]
     fn wide(self) -> f64 {
         f64::from(self)
@@ -407,6 +617,13 @@ impl Flt for f32 {
 }
 
 impl Flt for bf16 {
+    const SIGN: u64 = 1 << 15;
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    fn from_bits(b: u64) -> bf16 {
+        bf16::from_bits(b as u16)
+    }
     /// Exact: a bf16 is the top half of an f32 (NaN stays NaN, quiet).
     #[inline(always)]
     fn wide(self) -> f64 {
@@ -449,6 +666,13 @@ impl Flt for bf16 {
 }
 
 impl Flt for f16 {
+    const SIGN: u64 = 1 << 15;
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+    fn from_bits(b: u64) -> f16 {
+        f16::from_bits(b as u16)
+    }
     #[inline(always)]
     fn wide(self) -> f64 {
         self.to_f64()
@@ -463,6 +687,40 @@ impl Flt for f16 {
     fn abs(a: f16) -> f16 {
         f16::from_bits(a.to_bits() & 0x7fff)
     }
+}
+
+/// A binary function of the registry applied to two host numbers (spec
+/// §3: `atan2(1.0, 2.0)`), with the same f64 functions as the kernels;
+/// `None` for the language's operators, which the evaluator does itself.
+pub fn host_binary(op: BinaryOp, x: f64, y: f64) -> Option<f64> {
+    Some(match op {
+        BinaryOp::Maximum => float_max(x, y),
+        BinaryOp::Minimum => float_min(x, y),
+        BinaryOp::Fmod => math::fmod(x, y),
+        BinaryOp::Copysign => math::copysign(x, y),
+        BinaryOp::Nextafter => f64::next_after(x, y),
+        BinaryOp::Atan2 => math::atan2(x, y),
+        BinaryOp::Hypot => math::hypot(x, y),
+        BinaryOp::Logaddexp => math::logaddexp(x, y),
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Mod
+        | BinaryOp::Pow
+        | BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Le
+        | BinaryOp::Gt
+        | BinaryOp::Ge
+        | BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor
+        | BinaryOp::Shl
+        | BinaryOp::Shr => return None,
+    })
 }
 
 /// NumPy's floor division and Python-style remainder of two f64 values
@@ -540,6 +798,12 @@ trait Int: Element + Ord {
     fn floor_div(a: Self, b: Self) -> Self;
     /// The remainder with the divisor's sign; `b` is not zero.
     fn floor_mod(a: Self, b: Self) -> Self;
+    /// The remainder with the dividend's sign (C's `%`, `fmod`); `b` is
+    /// not zero, and MIN % -1 is 0.
+    fn trunc_mod(a: Self, b: Self) -> Self;
+    fn to_i64(self) -> i64;
+    /// `v` wrapped into the type (two's complement).
+    fn wrap_from_i128(v: i128) -> Self;
     /// `a ** e`, wrapping; `e` is not negative (the caller checked).
     fn wpow(a: Self, e: Self) -> Self;
     /// Shifts by a non-negative count; a count of at least the width gives
@@ -598,6 +862,16 @@ macro_rules! int_impl {
                 } else {
                     r
                 }
+            }
+            #[inline(always)]
+            fn trunc_mod(a: $t, b: $t) -> $t {
+                a.wrapping_rem(b)
+            }
+            fn to_i64(self) -> i64 {
+                i64::from(self)
+            }
+            fn wrap_from_i128(v: i128) -> $t {
+                v as $t
             }
             #[inline(always)]
             fn wpow(a: $t, e: $t) -> $t {
@@ -870,7 +1144,13 @@ fn bool_binary(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> Result<
         | BinaryOp::Mod
         | BinaryOp::Pow
         | BinaryOp::Shl
-        | BinaryOp::Shr => err(format!("`{}` is not defined for bool tensors", symbol(op))),
+        | BinaryOp::Shr
+        | BinaryOp::Fmod => err(format!("`{}` is not defined for bool tensors", symbol(op))),
+        BinaryOp::Copysign
+        | BinaryOp::Nextafter
+        | BinaryOp::Atan2
+        | BinaryOp::Hypot
+        | BinaryOp::Logaddexp => err(format!("internal error: bool `{}`", symbol(op))),
     }
 }
 
@@ -904,6 +1184,10 @@ fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> 
             guard("integer modulo by zero", |v| v == T::ZERO)?;
             map2(x, y, shape, T::floor_mod)
         }
+        BinaryOp::Fmod => {
+            guard("integer `fmod` by zero", |v| v == T::ZERO)?;
+            map2(x, y, shape, T::trunc_mod)
+        }
         BinaryOp::Pow => {
             guard("integers to negative integer powers are not allowed", |v| {
                 v < T::ZERO
@@ -929,8 +1213,18 @@ fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> 
         BinaryOp::Le => map2(x, y, shape, |a: T, b: T| a <= b),
         BinaryOp::Gt => map2(x, y, shape, |a: T, b: T| a > b),
         BinaryOp::Ge => map2(x, y, shape, |a: T, b: T| a >= b),
-        // `binary` turned an integer `/` into a float operation.
-        BinaryOp::Div => err(format!("internal error: integer `/` on {}", T::DTYPE)),
+        // `binary` turned an integer `/` and the float functions into
+        // float operations.
+        BinaryOp::Div
+        | BinaryOp::Copysign
+        | BinaryOp::Nextafter
+        | BinaryOp::Atan2
+        | BinaryOp::Hypot
+        | BinaryOp::Logaddexp => err(format!(
+            "internal error: integer `{}` on {}",
+            symbol(op),
+            T::DTYPE
+        )),
     }
 }
 
@@ -954,6 +1248,22 @@ fn float_binary<T: Flt>(
         BinaryOp::Pow => map2(x, y, shape, |a: T, b: T| T::round(math::pow(a.wide(), b.wide()))),
         BinaryOp::Maximum => map2(x, y, shape, float_max::<T>),
         BinaryOp::Minimum => map2(x, y, shape, float_min::<T>),
+        // fmod and copysign are exact in the operands' dtype; the others
+        // are computed in f64 and rounded once (spec §5.6).
+        BinaryOp::Fmod => map2(x, y, shape, |a: T, b: T| T::round(math::fmod(a.wide(), b.wide()))),
+        BinaryOp::Copysign => map2(x, y, shape, |a: T, b: T| {
+            T::round(math::copysign(a.wide(), b.wide()))
+        }),
+        BinaryOp::Nextafter => map2(x, y, shape, T::next_after),
+        BinaryOp::Atan2 => map2(x, y, shape, |a: T, b: T| {
+            T::round(math::atan2(a.wide(), b.wide()))
+        }),
+        BinaryOp::Hypot => map2(x, y, shape, |a: T, b: T| {
+            T::round(math::hypot(a.wide(), b.wide()))
+        }),
+        BinaryOp::Logaddexp => map2(x, y, shape, |a: T, b: T| {
+            T::round(math::logaddexp(a.wide(), b.wide()))
+        }),
         // Widening is exact, so comparing in f64 is comparing the values.
         BinaryOp::Eq => map2(x, y, shape, |a: T, b: T| a.wide() == b.wide()),
         BinaryOp::Ne => map2(x, y, shape, |a: T, b: T| a.wide() != b.wide()),
@@ -1152,6 +1462,8 @@ pub enum Unary {
     Reciprocal,
     Trunc,
     Signbit,
+    Lgamma,
+    Digamma,
 }
 
 impl Unary {
@@ -1185,6 +1497,8 @@ impl Unary {
             Unary::Erf => math::erf,
             Unary::Erfc => math::erfc,
             Unary::Reciprocal => math::reciprocal,
+            Unary::Lgamma => math::lgamma,
+            Unary::Digamma => math::digamma,
             Unary::Neg
             | Unary::Abs
             | Unary::Sign
@@ -1295,7 +1609,9 @@ fn float_unary<T: Flt>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Atanh
         | Unary::Erf
         | Unary::Erfc
-        | Unary::Reciprocal => err(format!("internal error: `{u:?}` reached the float kernels")),
+        | Unary::Reciprocal
+        | Unary::Lgamma
+        | Unary::Digamma => err(format!("internal error: `{u:?}` reached the float kernels")),
     }
 }
 
@@ -1337,7 +1653,9 @@ fn int_unary<T: Int>(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Atanh
         | Unary::Erf
         | Unary::Erfc
-        | Unary::Reciprocal => err(format!("internal error: `{u:?}` reached the integer kernels")),
+        | Unary::Reciprocal
+        | Unary::Lgamma
+        | Unary::Digamma => err(format!("internal error: `{u:?}` reached the integer kernels")),
     }
 }
 
@@ -1382,7 +1700,9 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
         | Unary::Atanh
         | Unary::Erf
         | Unary::Erfc
-        | Unary::Reciprocal => err(format!("internal error: `{u:?}` reached the bool kernels")),
+        | Unary::Reciprocal
+        | Unary::Lgamma
+        | Unary::Digamma => err(format!("internal error: `{u:?}` reached the bool kernels")),
     }
 }
 

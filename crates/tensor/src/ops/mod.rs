@@ -48,6 +48,9 @@ pub enum Rule {
     Join01,
     /// Arguments 1 and 2 promoted together (`where`'s branches).
     Join12,
+    /// Arguments 0 and 1 as the operands of a binary operation: its
+    /// result dtype (`dtypes::binary`), weak scalars included.
+    Binary(BinaryOp),
     /// The first `n` tensor arguments promoted; an integer result is i32.
     Contract(usize),
     /// Every tensor argument after the spec string promoted; integer → i32.
@@ -205,7 +208,8 @@ registry! {
     Sigmoid = "sigmoid", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Sigmoid), "1 / (1 + exp(-x)), elementwise", elementwise::run_sigmoid;
     Floor = "floor", X, false, Rule::Same, P0, None, Host::Unary(Unary::Floor), "the largest integer not above x, elementwise", elementwise::run_floor;
     Ceil = "ceil", X, false, Rule::Same, P0, None, Host::Unary(Unary::Ceil), "the smallest integer not below x, elementwise", elementwise::run_ceil;
-    Round = "round", X, false, Rule::Same, P0, None, Host::Unary(Unary::Round), "x rounded to the nearest integer, ties to even, elementwise", elementwise::run_round;
+    Round = "round", &[req("x"), opt("decimals")], false, Rule::Same, P0, None, Host::Unary(Unary::Round),
+        "x rounded to `decimals` digits after the point (0: to an integer; negative: before it), ties to even, elementwise", elementwise::run_round;
     IsNan = "isnan", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsNan), "whether each element is NaN", elementwise::run_isnan;
     IsInf = "isinf", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsInf), "whether each element is +inf or -inf", elementwise::run_isinf;
     IsFinite = "isfinite", X, false, Rule::Bool, P0, None, Host::Unary(Unary::IsFinite), "whether each element is neither infinite nor NaN", elementwise::run_isfinite;
@@ -226,6 +230,27 @@ registry! {
     Atanh = "atanh", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Atanh), "inverse hyperbolic tangent, elementwise (±inf at ±1, NaN outside)", elementwise::run_atanh;
     Erf = "erf", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Erf), "the error function, elementwise", elementwise::run_erf;
     Erfc = "erfc", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Erfc), "1 - erf(x), accurate for large x, elementwise", elementwise::run_erfc;
+    Lgamma = "lgamma", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Lgamma), "the log of |gamma(x)|, elementwise (+inf at 0 and the negative integers)", elementwise::run_lgamma;
+    Digamma = "digamma", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Digamma), "the digamma function, the derivative of lgamma, elementwise (NaN at the negative integers)", elementwise::run_digamma;
+    Fmod = "fmod", AB, false, Rule::Binary(BinaryOp::Fmod), promotes(0, 2), Rule, Host::Binary(BinaryOp::Fmod),
+        "the remainder of a / b with the sign of a (C's fmod), exact, elementwise with broadcasting", elementwise::run_fmod;
+    Copysign = "copysign", AB, false, Rule::Binary(BinaryOp::Copysign), promotes(0, 2), Rule, Host::Binary(BinaryOp::Copysign),
+        "the magnitude of a with the sign of b, elementwise with broadcasting", elementwise::run_copysign;
+    Nextafter = "nextafter", AB, false, Rule::Binary(BinaryOp::Nextafter), promotes(0, 2), None, Host::Binary(BinaryOp::Nextafter),
+        "the next value after a toward b in the result dtype, elementwise with broadcasting", elementwise::run_nextafter;
+    Atan2 = "atan2", &[req("y"), req("x")], false, Rule::Binary(BinaryOp::Atan2), promotes(0, 2), Rule, Host::Binary(BinaryOp::Atan2),
+        "the angle in [-pi, pi] of the point (x, y), elementwise with broadcasting", elementwise::run_atan2;
+    Hypot = "hypot", AB, false, Rule::Binary(BinaryOp::Hypot), promotes(0, 2), Rule, Host::Binary(BinaryOp::Hypot),
+        "sqrt(a^2 + b^2) without overflow, elementwise with broadcasting", elementwise::run_hypot;
+    Logaddexp = "logaddexp", AB, false, Rule::Binary(BinaryOp::Logaddexp), promotes(0, 2), Rule, Host::Binary(BinaryOp::Logaddexp),
+        "log(exp(a) + exp(b)) without overflow, elementwise with broadcasting", elementwise::run_logaddexp;
+    LogicalAnd = "logical_and", AB, false, Rule::Bool, NONE, None, Host::No,
+        "whether both a and b are nonzero (true), elementwise with broadcasting", elementwise::run_logical_and;
+    LogicalOr = "logical_or", AB, false, Rule::Bool, NONE, None, Host::No,
+        "whether a or b is nonzero (true), elementwise with broadcasting", elementwise::run_logical_or;
+    LogicalXor = "logical_xor", AB, false, Rule::Bool, NONE, None, Host::No,
+        "whether exactly one of a and b is nonzero (true), elementwise with broadcasting", elementwise::run_logical_xor;
+    LogicalNot = "logical_not", X, false, Rule::Bool, NONE, None, Host::No, "whether x is zero (false), elementwise", elementwise::run_logical_not;
     Sum = "sum", SUM, false, Rule::Sum, P0, Rule, Host::No,
         "the sum over all elements or along `axis`; narrow floats accumulate in f32; acc=fmt rounds every step to a Format", reduce::sum;
     Mean = "mean", REDUCE, false, Rule::Float, P0, Rule, Host::No, "the arithmetic mean over all elements or along `axis`", reduce::mean;
