@@ -24,6 +24,8 @@ The models:
 * special_functions: asinh erf cbrt cosh atan sinh log2 exp2 log10 erfc
   asin acos atanh acosh reciprocal in one composite model.
 * binary_functions: lgamma atan2 hypot logaddexp copysign fmod.
+* derived_operations: norm dot outer diff tril triu trace diag nanmean
+  nansum nanmax.
 
 Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
 x64 enabled.
@@ -219,9 +221,24 @@ def binary_functions():
     return case("binary_functions", inp, {"loss": v, "dw": g[0], "dx": g[1]})
 
 
+def derived_operations():
+    """norm dot outer diff tril triu trace diag and the nan-reductions."""
+    inp = {"x": randn(5, 3, scale=0.6), "w": randn(3, 4, scale=0.7)}
+
+    def loss(w, x):
+        h = x @ w
+        a = jnp.sum(jnp.linalg.norm(h, axis=1)) + jnp.sum(jnp.abs(h)) + jnp.dot(h[0], h[1]) + jnp.sum(jnp.outer(h[2], h[3]))
+        b = jnp.sum(jnp.diff(h, axis=0) ** 2) + jnp.sum(jnp.tril(h)) * 0.5 + jnp.sum(jnp.triu(h, 1) ** 2) + jnp.trace(h[:4])
+        c = jnp.sum(jnp.nanmean(h, axis=0)) + jnp.nansum(h * h) + jnp.sum(jnp.nanmax(h, axis=1)) + jnp.sum(jnp.diag(h))
+        return a + b + c
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1))(inp["w"], inp["x"])
+    return case("derived_operations", inp, {"loss": v, "dw": g[0], "dx": g[1]})
+
+
 def main():
     cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter(), special_functions(),
-             binary_functions()]
+             binary_functions(), derived_operations()]
     with OUT.open("w") as f:
         f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
         f.write("# crates/eval/tests/autodiff.rs.\n")

@@ -2466,6 +2466,7 @@ impl Pass<'_> {
                 };
                 Ty::Tensor(joined)
             }
+            Op::Allclose => Ty::Bool,
             Op::Split => Ty::Arr(Box::new(Ty::Tensor(
                 inputs.first().and_then(|(t, _)| t.tensor_dtype()),
             ))),

@@ -231,6 +231,34 @@ check("logaddexp host", fn(x) { logaddexp(0.5, x) }, x, 108)
 "##);
 }
 
+/// The operations of spec §11.3 made of other kernels.
+#[test]
+fn fd_derived_operations() {
+    fd(r##"
+let x = randn([3, 4], seed=301)
+let m = arange(12).reshape([3, 4]) % 5 == 0
+check("flatten", fn(x) { x.flatten() }, x, 310)
+check("diff", fn(x) { diff(x) }, x, 311)
+check("diff n=2 axis 0", fn(x) { x.diff(n=2, axis=0) }, x, 312)
+check("tril", fn(x) { x.tril(k=1) }, x, 313)
+check("triu", fn(x) { triu(x, -1) }, x, 314)
+check("diag of a matrix", fn(x) { x.diag(k=1) }, x, 315)
+check("diag of a vector", fn(x) { diag(x[0], -1) }, x, 316)
+check("trace", fn(x) { x[:, :3].trace() }, x, 317)
+checkn("outer", fn(v) { outer(v[0], v[1]) }, [x[0], x[1, :3]], 318)
+checkn("dot", fn(v) { dot(v[0], v[1]) }, [x[0], x[1]], 319)
+check("nansum", fn(x) { nansum(where(m, nan, x), axis=1) }, x, 320)
+check("nanmean", fn(x) { nanmean(where(m, nan, x), axis=0) }, x, 321)
+check("nanmax", fn(x) { nanmax(where(m, nan, x), axis=1) }, x, 322)
+check("nanmin", fn(x) { nanmin(where(m, nan, x)) }, x, 323)
+check("norm", fn(x) { norm(x) }, x, 324)
+check("norm axis", fn(x) { norm(x, axis=1, keepdim=true) }, x, 325)
+check("norm 1", fn(x) { norm(x, ord=1, axis=0) }, x, 326)
+check("norm inf", fn(x) { norm(x, ord=inf) }, x, 327)
+check("norm fro", fn(x) { norm(x, ord="fro") }, x, 328)
+"##);
+}
+
 #[test]
 fn fd_reductions_scans_normalisers_and_ordering() {
     fd(r##"
@@ -775,6 +803,21 @@ let loss = fn(p) {
     let c = (h.tanh() * 0.5).asin() + (h.tanh() * 0.5).acos() * 0.25
     let d = (h.tanh() * 0.9).atanh() + (1.5 + h * h).acosh() + (2.0 + h * h).reciprocal()
     (a + b + c + d).sum()
+}
+let vg = value_and_grad(loss, [w, x])
+dump("loss", vg.0)
+dump("dw", vg.1[0])
+dump("dx", vg.1[1])
+"##
+        }
+        "derived_operations" => {
+            r##"
+let loss = fn(p) {
+    let h = p[1] @ p[0]
+    let a = norm(h, axis=1).sum() + norm(h, ord=1) + dot(h[0], h[1]) + outer(h[2], h[3]).sum()
+    let b = diff(h, axis=0).square().sum() + h.tril().sum() * 0.5 + h.triu(1).square().sum() + h[:4].trace()
+    let c = nanmean(h, axis=0).sum() + nansum(h * h) + nanmax(h, axis=1).sum() + h.diag().sum()
+    a + b + c
 }
 let vg = value_and_grad(loss, [w, x])
 dump("loss", vg.0)

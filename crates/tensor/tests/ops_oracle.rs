@@ -231,6 +231,10 @@ fn run_case(c: &J) -> Result<(), String> {
     }
     let got = got.map_err(|e| format!("unexpected error: {}", e.0))?;
     match (got, expect.get("ts")) {
+        (Out::Bool(b), None) if expect.get("bool").is_some() => match expect["bool"].as_bool() {
+            Some(w) if w == b => Ok(()),
+            _ => Err(format!("got {b}, want {}", expect["bool"])),
+        },
         (Out::Tensor(t), None) => compare(&t, &parse_tensor(expect), ulp),
         (Out::Tensors(ts), Some(list)) => {
             let want: Vec<Tensor> = list

@@ -445,6 +445,49 @@ fn binary_fn_rule(
     Ok(())
 }
 
+/// `norm`: ord 2 and "fro" give `ct·x/norm` (0 where the norm is 0), ord 1
+/// `ct·sign(x)`, inf `ct·sign(x)` shared among the elements of largest |x|.
+fn norm_rule(
+    args: &[Option<Value>],
+    x: &Value,
+    out: &Value,
+    ct: &Value,
+    gdt: DType,
+    need0: bool,
+    c: &mut Contribs,
+) -> Res<()> {
+    if !need0 {
+        return Ok(());
+    }
+    let xs = shape(x);
+    let ord = args.get(1).cloned().flatten();
+    let axes = match (&ord, args.get(2).cloned().flatten()) {
+        (Some(Value::Str(_)), None) => (0..xs.len()).collect(),
+        (_, axis) => reduced_axes(&axis, xs.len())?,
+    };
+    let keep = flag(&args.get(3).cloned().flatten());
+    let w = wide(x, gdt)?;
+    let ne = expand(&wide(out, gdt)?, &axes, keep, &xs)?;
+    let ce = expand(ct, &axes, keep, &xs)?;
+    let sign = o(Op::Sign, &[w.clone()])?;
+    let g = match ord {
+        Some(Value::Int(1)) => mul(&ce, &sign)?,
+        Some(Value::F64(1.0)) => mul(&ce, &sign)?,
+        Some(Value::F64(v)) if v == f64::INFINITY => {
+            let hit = cast(&cmp(BinOp::Eq, &o(Op::Abs, &[w.clone()])?, &ne)?, gdt)?;
+            let n = o(Op::Sum, &[hit.clone(), ints(&axes), Value::Bool(true)])?;
+            let n = o(Op::Maximum, &[n, f(1.0)])?;
+            mul(&div(&mul(&ce, &sign)?, &n)?, &hit)?
+        }
+        _ => {
+            let zero = cmp(BinOp::Eq, &ne, &f(0.0))?;
+            select(&zero, &f(0.0), &div(&mul(&ce, &w)?, &ne)?)?
+        }
+    };
+    c.push((slot(0), g));
+    Ok(())
+}
+
 /// maximum/minimum: the gradient goes to the larger (smaller) operand, and
 /// is shared evenly on a tie (PyTorch).
 fn extremum_rule(
@@ -666,6 +709,104 @@ fn table_rule(
             let n = o(Op::Sum, &[hitf.clone(), ints(&axes), Value::Bool(true)])?;
             let share = div(&expand(ct, &axes, keep, &xs)?, &n)?;
             unary(c, mul(&share, &hitf))?
+        }
+        Op::Nanmax | Op::Nanmin => {
+            // As max/min of x with NaN replaced: shared among the elements
+            // equal to the result; nothing where a slice is all NaN.
+            let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
+            let keep = flag(&args.get(2).cloned().flatten());
+            let w = wx()?;
+            let oe = expand(&wo()?, &axes, keep, &xs)?;
+            let hitf = cast(&cmp(BinOp::Eq, &w, &oe)?, gdt)?;
+            let n = o(Op::Sum, &[hitf.clone(), ints(&axes), Value::Bool(true)])?;
+            let n = o(Op::Maximum, &[n, f(1.0)])?;
+            let share = div(&expand(ct, &axes, keep, &xs)?, &n)?;
+            unary(c, mul(&share, &hitf))?
+        }
+        Op::Nansum | Op::Nanmean => {
+            let axes = reduced_axes(&args.get(1).cloned().flatten(), xs.len())?;
+            let keep = flag(&args.get(2).cloned().flatten());
+            let ok = o(Op::LogicalNot, &[o(Op::IsNan, &[x.clone()])?])?;
+            let mut g = masked(&ok, &expand(ct, &axes, keep, &xs)?)?;
+            if name == Op::Nanmean {
+                let n = o(Op::Sum, &[cast(&ok, gdt)?, ints(&axes), Value::Bool(true)])?;
+                g = div(&g, &n)?;
+            }
+            unary(c, Ok(g))?
+        }
+        Op::Norm => norm_rule(args, &x, out, ct, gdt, need0, c)?,
+        Op::Flatten => unary(c, o(Op::Reshape, &[ct.clone(), ints(&xs)]))?,
+        Op::Diff => {
+            // Each difference step y = x[1:] - x[:-1] sends g to x as
+            // [0, g] - [g, 0] along the axis; the steps in reverse.
+            let n = match args.get(1).cloned().flatten() {
+                Some(Value::Int(n)) => n.max(0) as usize,
+                _ => 1,
+            };
+            let ax = match args.get(2).cloned().flatten() {
+                Some(Value::Int(a)) => norm_axis(a, xs.len())?,
+                _ => xs.len().saturating_sub(1),
+            };
+            let mut g = ct.clone();
+            let steps = n.min(xs.get(ax).copied().unwrap_or(0));
+            for _ in 0..steps {
+                let mut zs = shape(&g);
+                zs[ax] = 1;
+                let z = tensor_value(twill_tensor::Tensor::zeros(zs, gdt).map_err(|e| e.0)?);
+                let front = o(
+                    Op::Concat,
+                    &[Value::Arr(Rc::new(vec![z.clone(), g.clone()])), int(ax)],
+                )?;
+                let back = o(Op::Concat, &[Value::Arr(Rc::new(vec![g, z])), int(ax)])?;
+                g = sub(&front, &back)?;
+            }
+            unary(c, Ok(g))?
+        }
+        Op::Tril | Op::Triu => {
+            let k = args.get(1).cloned().flatten().unwrap_or(Value::Int(0));
+            unary(c, o(name, &[ct.clone(), k]))?
+        }
+        Op::Diag | Op::Trace => {
+            let k = match args.get(1).cloned().flatten() {
+                Some(Value::Int(k)) if name == Op::Diag => k,
+                _ => 0,
+            };
+            let g = if xs.len() == 1 {
+                o(Op::Diag, &[ct.clone(), Value::Int(k)])?
+            } else {
+                // The cotangent of the diagonal, put back on it.
+                let (rows, cols) = twill_tensor::ops::derived::diagonal(xs[0], xs[1], k).map_err(|e| e.0)?;
+                let z = tensor_value(twill_tensor::Tensor::zeros(xs.clone(), gdt).map_err(|e| e.0)?);
+                assign(&z, &[IndexItem::Tensor(rows), IndexItem::Tensor(cols)], ct, None)?
+            };
+            unary(c, Ok(g))?
+        }
+        Op::Outer | Op::Dot => {
+            let b = arg(args, 1)?;
+            let (wa, wb) = (wx()?, wide(&b, gdt)?);
+            let flat = |v: &Value| {
+                o(
+                    Op::Reshape,
+                    &[v.clone(), Value::Arr(Rc::new(vec![Value::Int(-1)]))],
+                )
+            };
+            if name == Op::Dot {
+                if need0 {
+                    c.push((slot(0), mul(ct, &wb)?));
+                }
+                if need(slot(1)) {
+                    c.push((slot(1), mul(ct, &wa)?));
+                }
+            } else {
+                if need0 {
+                    let g = o(Op::Matmul, &[ct.clone(), flat(&wb)?])?;
+                    c.push((slot(0), o(Op::Reshape, &[g, ints(&xs)])?));
+                }
+                if need(slot(1)) {
+                    let g = o(Op::Matmul, &[flat(&wa)?, ct.clone()])?;
+                    c.push((slot(1), o(Op::Reshape, &[g, ints(&shape(&b))])?));
+                }
+            }
         }
         Op::Var | Op::Std => {
             let axis = args.get(1).cloned().flatten();
@@ -898,7 +1039,10 @@ fn table_rule(
         | Op::LogicalAnd
         | Op::LogicalOr
         | Op::LogicalXor
-        | Op::LogicalNot => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::LogicalNot
+        | Op::CountNonzero
+        | Op::Isclose
+        | Op::Allclose => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1482,6 +1626,19 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Atan2
         | Op::Hypot
         | Op::Logaddexp
+        | Op::Nansum
+        | Op::Nanmean
+        | Op::Nanmax
+        | Op::Nanmin
+        | Op::Norm
+        | Op::Flatten
+        | Op::Diff
+        | Op::Tril
+        | Op::Triu
+        | Op::Diag
+        | Op::Trace
+        | Op::Outer
+        | Op::Dot
         | Op::Sum
         | Op::Mean
         | Op::Prod
@@ -1532,7 +1689,10 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::LogicalAnd
         | Op::LogicalOr
         | Op::LogicalXor
-        | Op::LogicalNot => RuleKind::NotDifferentiable,
+        | Op::LogicalNot
+        | Op::CountNonzero
+        | Op::Isclose
+        | Op::Allclose => RuleKind::NotDifferentiable,
     }
 }
 

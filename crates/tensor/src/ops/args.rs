@@ -46,6 +46,8 @@ impl Arg {
 pub enum Out {
     Tensor(Tensor),
     Tensors(Vec<Tensor>),
+    /// A host Bool (`allclose`).
+    Bool(bool),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@ pub mod adjoint;
 mod args;
 pub mod assign;
 pub mod contract;
+pub mod derived;
 pub mod dtypes;
 pub mod elementwise;
 pub mod lab;
@@ -141,6 +142,8 @@ const X_AXIS: &[Param] = &[req("x"), opt("axis")];
 const LIST_AXIS: &[Param] = &[req("arr"), opt("axis")];
 const SELECT: &[Param] = &[req("x"), req("axis"), req("idx")];
 
+const CLOSE: &[Param] = &[req("a"), req("b"), opt("rtol"), opt("atol"), opt("equal_nan")];
+
 const P0: Promotes = promotes(0, 1);
 const NONE: Promotes = promotes(0, 0);
 
@@ -265,6 +268,18 @@ registry! {
     All = "all", REDUCE, false, Rule::Bool, NONE, None, Host::No, "whether every element is nonzero, overall or along `axis`", reduce::all;
     Any = "any", REDUCE, false, Rule::Bool, NONE, None, Host::No, "whether some element is nonzero, overall or along `axis`", reduce::any;
     Logsumexp = "logsumexp", REDUCE, false, Rule::Float, P0, Rule, Host::No, "log(sum(exp(x))) computed without overflow", reduce::logsumexp;
+    Nansum = "nansum", REDUCE, false, Rule::Sum, P0, Rule, Host::No,
+        "the sum over all elements or along `axis`, NaN taken as 0 (all-NaN gives 0)", derived::nansum;
+    Nanmean = "nanmean", REDUCE, false, Rule::Float, P0, Rule, Host::No,
+        "the mean of the elements that are not NaN, overall or along `axis` (all-NaN gives NaN)", derived::nanmean;
+    Nanmax = "nanmax", REDUCE, false, Rule::Same, P0, Rule, Host::No,
+        "the largest element that is not NaN, overall or along `axis` (all-NaN gives NaN)", derived::nanmax;
+    Nanmin = "nanmin", REDUCE, false, Rule::Same, P0, Rule, Host::No,
+        "the smallest element that is not NaN, overall or along `axis` (all-NaN gives NaN)", derived::nanmin;
+    CountNonzero = "count_nonzero", X_AXIS, false, Rule::Index, NONE, None, Host::No,
+        "how many elements are nonzero (NaN counts), overall or along `axis`", derived::count_nonzero;
+    Norm = "norm", &[req("x"), opt("ord"), opt("axis"), opt("keepdim")], false, Rule::Float, P0, Rule, Host::No,
+        "the vector norm (ord 1, 2 or inf) of the elements reduced over `axis` as one vector, or the Frobenius norm (ord=\"fro\")", derived::norm;
     Cumsum = "cumsum", CUMSUM, false, Rule::Sum, P0, Rule, Host::No, "running sums along `axis`; acc=fmt rounds every step to a Format", reduce::cumsum;
     Cumprod = "cumprod", SCAN, false, Rule::Sum, P0, Rule, Host::No, "running products along `axis`", reduce::cumprod;
     Softmax = "softmax", NORMALISE, false, Rule::Float, P0, Rule, Host::No, "exp(x) normalised to sum to 1 along `axis` (the last by default)", reduce::softmax;
@@ -288,11 +303,29 @@ registry! {
     Stack = "stack", LIST_AXIS, false, Rule::Lists, NONE, Rule, Host::No, "the tensors of `arr` joined along a new `axis`", shape::stack;
     Split = "split", &[req("x"), req("sizes"), opt("axis")], false, Rule::Lists, NONE, Rule, Host::No,
         "x cut along `axis` into pieces of the given sizes (an Int: pieces of that size, the last one shorter)", shape::split;
+    Flatten = "flatten", X, false, Rule::Same, P0, Rule, Host::No, "the elements as a vector, in row-major order", derived::flatten;
+    Diff = "diff", &[req("x"), opt("n"), opt("axis")], false, Rule::Same, P0, Rule, Host::No,
+        "the n-th forward difference x[1:] - x[:-1] along `axis` (the last by default)", derived::diff;
+    Tril = "tril", &[req("x"), opt("k")], false, Rule::Same, P0, Rule, Host::No,
+        "the matrix with the elements above diagonal `k` set to 0", derived::tril;
+    Triu = "triu", &[req("x"), opt("k")], false, Rule::Same, P0, Rule, Host::No,
+        "the matrix with the elements below diagonal `k` set to 0", derived::triu;
+    Diag = "diag", &[req("x"), opt("k")], false, Rule::Same, P0, Rule, Host::No,
+        "a vector on diagonal `k` of a square matrix, or a matrix's diagonal `k` as a vector", derived::diag;
+    Trace = "trace", X, false, Rule::Sum, P0, Rule, Host::No, "the sum of a matrix's main diagonal", derived::trace;
     Gather = "gather", SELECT, false, Rule::Same, P0, Rule, Host::No, "elements picked along `axis` by the index tensor `idx`", shape::gather;
     IndexSelect = "index_select", SELECT, false, Rule::Same, P0, Rule, Host::No,
         "slices picked along `axis` by the rank-1 index tensor `idx`", shape::index_select;
     Matmul = "matmul", &[req("a"), req("b"), opt("acc")], false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
         "matrix product with NumPy's batching rules (also `a @ b`); acc=fmt rounds every product and step to a Format", contract::matmul_op;
+    Outer = "outer", AB, false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
+        "every product a[i] * b[j] as a matrix (the inputs flattened)", derived::outer;
+    Dot = "dot", AB, false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
+        "the inner product of two vectors, accumulated in order", derived::dot;
+    Isclose = "isclose", CLOSE, false, Rule::Bool, NONE, None, Host::No,
+        "whether |a - b| <= atol + rtol * |b| elementwise (NumPy's isclose; equal_nan counts two NaNs as close)", derived::isclose;
+    Allclose = "allclose", CLOSE, false, Rule::Bool, NONE, None, Host::No,
+        "whether isclose(a, b, …) holds for every element, as a Bool", derived::allclose;
     RoundTo = "round_to", &[req("x"), req("fmt")], false, Rule::Same, P0, None, Host::No,
         "every element rounded once, to nearest even, to a Format, in x's dtype (f64, or f32 when the Format fits)", lab::round_to;
     Linear = "linear", &[req("x"), req("w"), opt("b")], false, Rule::Contract(3), promotes(0, 3), Rule, Host::No,

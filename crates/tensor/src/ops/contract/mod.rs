@@ -26,6 +26,8 @@ use crate::tensor::{shape_str, Tensor, TensorError};
 
 use operand::{dtypes, product_dyn, promoted, Mat};
 
+pub(crate) use einsum::einsum;
+
 fn fail<T>(msg: String) -> Result<T, TensorError> {
     Err(TensorError(msg))
 }
