@@ -807,6 +807,17 @@ fn table_rule(
         }
         Op::Einsum => einsum_rule(args, ct, gdt, need, c)?,
         Op::Conv2d => conv2d_rule(&x, &arg(args, 1)?, args, ct, gdt, need, c)?,
+        // Linear algebra (spec §11.4): the rules live in `autodiff::linalg`.
+        Op::Solve
+        | Op::Inv
+        | Op::Det
+        | Op::Slogdet
+        | Op::Cholesky
+        | Op::Qr
+        | Op::Eigh
+        | Op::Svd
+        | Op::Lstsq
+        | Op::Pinv => return Err(format!("`{name}`: gradients are not implemented yet")),
         // Recorded through what they are made of (`sort`/`topk` as a
         // gather of the tracked values, `split` as slices), never as
         // themselves.
@@ -832,7 +843,8 @@ fn table_rule(
         | Op::Argtopk
         | Op::RoundTo
         | Op::Trunc
-        | Op::Signbit => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::Signbit
+        | Op::MatrixRank => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1437,7 +1449,17 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Matmul
         | Op::Linear
         | Op::Einsum
-        | Op::Conv2d => RuleKind::Vjp,
+        | Op::Conv2d
+        | Op::Solve
+        | Op::Inv
+        | Op::Det
+        | Op::Slogdet
+        | Op::Cholesky
+        | Op::Qr
+        | Op::Eigh
+        | Op::Svd
+        | Op::Lstsq
+        | Op::Pinv => RuleKind::Vjp,
         Op::Sort | Op::Topk | Op::Split => RuleKind::Composite,
         Op::Sign
         | Op::Floor
@@ -1454,7 +1476,8 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Argtopk
         | Op::RoundTo
         | Op::Trunc
-        | Op::Signbit => RuleKind::NotDifferentiable,
+        | Op::Signbit
+        | Op::MatrixRank => RuleKind::NotDifferentiable,
     }
 }
 
