@@ -385,7 +385,11 @@ impl<T: Real> Lu<T> {
         if self.singular() {
             return (T::ZERO, -T::ONE / T::ZERO);
         }
-        let mut sign = if self.swaps.is_multiple_of(2) { T::ONE } else { -T::ONE };
+        let mut sign = if self.swaps.is_multiple_of(2) {
+            T::ONE
+        } else {
+            -T::ONE
+        };
         let mut log = T::ZERO;
         for i in 0..self.lu.nrows() {
             let p = self.lu[(i, i)];
@@ -402,7 +406,11 @@ impl<T: Real> Lu<T> {
     /// zero or infinite, sign · exp(log|det|) instead (NumPy's formula).
     fn det(&self) -> T {
         let n = self.lu.nrows();
-        let mut d = if self.swaps.is_multiple_of(2) { T::ONE } else { -T::ONE };
+        let mut d = if self.swaps.is_multiple_of(2) {
+            T::ONE
+        } else {
+            -T::ONE
+        };
         for i in 0..n {
             d *= self.lu[(i, i)];
         }
