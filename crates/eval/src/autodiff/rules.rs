@@ -287,6 +287,7 @@ pub(super) fn vjp(
             c.push((slot(0), o(Op::Gather, &[ct.clone(), int(*axis), idx])?));
         }
         AdOp::Table(name) => table_rule(*name, args, out, ct, gdt, need, need0, &mut c)?,
+        AdOp::Part(name, which, parts) => c = super::linalg::vjp(*name, args, parts, *which, ct, gdt, need)?,
     }
     Ok(c)
 }
@@ -817,7 +818,7 @@ fn table_rule(
         | Op::Eigh
         | Op::Svd
         | Op::Lstsq
-        | Op::Pinv => return Err(format!("`{name}`: gradients are not implemented yet")),
+        | Op::Pinv => c.extend(super::linalg::vjp(name, args, &[out.clone()], 0, ct, gdt, need)?),
         // Recorded through what they are made of (`sort`/`topk` as a
         // gather of the tracked values, `split` as slices), never as
         // themselves.
