@@ -236,9 +236,33 @@ def derived_operations():
     return case("derived_operations", inp, {"loss": v, "dw": g[0], "dx": g[1]})
 
 
+def linear_algebra():
+    """Spec §11.4's differentiable functions in one batched model; losses
+    of eigh/svd/qr results that do not depend on the signs of vectors."""
+    inp = {"a": randn(2, 3, 3) + 3.0 * np.eye(3), "t": randn(2, 4, 2), "b": randn(2, 3, 2), "y": randn(2, 4, 2)}
+    L = jnp.linalg
+
+    def loss(a, t, b, y):
+        x = L.solve(a, b) + L.inv(a) @ b
+        s, ld = L.slogdet(a)
+        l1 = L.det(a).sum() + ld.sum() + jnp.sum(x * x)
+        c = L.cholesky(a @ jnp.swapaxes(a, -1, -2) + jnp.eye(3))
+        q, r = L.qr(t)
+        w, v = L.eigh(a + jnp.swapaxes(a, -1, -2))
+        u, sv, vh = L.svd(t, full_matrices=False)
+        l2 = jnp.sum(c * c * 0.5) + jnp.sum(r * r * jnp.arange(2.0)) + jnp.sum((q @ jnp.swapaxes(q, -1, -2))[..., 0, 1] ** 2)
+        l3 = jnp.sum(w * jnp.arange(3.0)) + jnp.sum((v * v)[..., 0]) + jnp.sum(sv * jnp.array([1.0, 3.0])) + jnp.sum((u * u)[..., 1])
+        l4 = jnp.sum(jnp.stack([L.lstsq(t[i], y[i])[0] for i in range(2)]) ** 2)
+        l5 = jnp.sum(L.pinv(t) ** 2) + jnp.sum((vh * vh)[..., 0, :])
+        return l1 + l2 + l3 + l4 + l5
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1, 2, 3))(inp["a"], inp["t"], inp["b"], inp["y"])
+    return case("linear_algebra", inp, {"loss": v, "da": g[0], "dt": g[1], "db": g[2], "dy": g[3]})
+
+
 def main():
     cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter(), special_functions(),
-             binary_functions(), derived_operations()]
+             binary_functions(), derived_operations(), linear_algebra()]
     with OUT.open("w") as f:
         f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
         f.write("# crates/eval/tests/autodiff.rs.\n")

@@ -190,6 +190,110 @@ def topk_cases(out, dt, shape, bits, k, axis=None, note="", k_tensor=False):
     out.append(case("argtopk", [x, karg], tensor("i32", oshape, [i % 2**32 for i in oidx]), kwargs, note=f"{note}; {rule}; i32"))
 
 
+def smallest_fn(k):
+    def fn(vals, row):
+        order = sorted(range(len(vals)), key=lambda i: asc_key(vals[i]))[:k]
+        return [row[i] for i in order], order
+
+    return fn
+
+
+def smallest_cases(out, dt, shape, bits, k, axis=None, note=""):
+    """topk(largest=false): the first k of the ascending order (NaN last)."""
+    ax = -1 if axis is None else axis
+    oshape, obits, oidx = lanes(dt, shape, bits, ax, smallest_fn(k))
+    x = tensor(dt, shape, bits)
+    kwargs = dict(axis_kwargs(axis, False), largest={"b": False})
+    rule = "smallest first, NaN largest, ties by lower index"
+    out.append(case("topk", [x, {"i": k}], tensor(dt, oshape, obits), kwargs, note=f"{note}; {rule}"))
+    out.append(case("argtopk", [x, {"i": k}], tensor("i32", oshape, [i % 2**32 for i in oidx]),
+                    dict(kwargs, sorted={"b": False}), note=f"{note}; {rule}; sorted=false gives the same order; i32"))
+
+
+def as_float(v):
+    return v if isinstance(v, float) else float(v)
+
+
+def selection_cases(out):
+    """unique, unique_counts, searchsorted, bincount, nonzero, and topk's
+    largest=false, from exact values; NumPy is asked too where it defines
+    the same result (np.unique, np.searchsorted, np.bincount, np.argwhere)."""
+    for dt in ALL:
+        bits = random_bits(dt, 40)
+        if dt in FLOATS:
+            bits = list(SPECIALS[dt]) + bits
+        n = len(bits)
+        smallest_cases(out, dt, [n], bits, 6, note=f"{dt} 1-D k=6")
+        b2 = random_bits(dt, 4 * 9)
+        smallest_cases(out, dt, [4, 9], b2, 3, axis=0, note=f"{dt} [4, 9] axis 0 k=3")
+        big = random_bits(dt, 1500)
+        smallest_cases(out, dt, [1500], big, 7, note=f"{dt} long lane small k (selection path)")
+        smallest_cases(out, dt, [1500], big, 900, note=f"{dt} long lane large k (radix path)")
+        # unique and unique_counts of a [5, 8] tensor (flattened).
+        ub = random_bits(dt, 40)
+        vals = [opslib.value_of_bits(b, dt) for b in ub]
+        order = sorted(range(len(vals)), key=lambda i: asc_key(vals[i]))
+        groups = []
+        for i in order:
+            if groups and asc_key(vals[groups[-1][0]]) == asc_key(vals[i]):
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        ubits = [ub[g[0]] for g in groups]
+        counts = [len(g) for g in groups]
+        plain = [as_float(v) for v in vals if not is_nan(v)]
+        want = sorted(set(plain))
+        got = [as_float(opslib.value_of_bits(b, dt)) for b in ubits if not is_nan(opslib.value_of_bits(b, dt))]
+        assert got == list(np.unique(np.array(plain, dtype=np.float64))) == want, ("unique", dt)
+        x = tensor(dt, [5, 8], ub)
+        note = f"{dt} [5, 8]: sorted, flattened, NaNs one and last, of -0/+0 the first met"
+        out.append(case("unique", [x], tensor(dt, [len(ubits)], ubits), note=note))
+        out.append(case("unique_counts", [x], {"ts": [tensor(dt, [len(ubits)], ubits), tensor("i32", [len(counts)], counts)]},
+                        note=note + "; counts i32"))
+        # searchsorted into a sorted lane (ties and NaNs at the end).
+        sb = [ub[i] for i in order]
+        sv = [vals[i] for i in order]
+        qb = random_bits(dt, 12)
+        qv = [opslib.value_of_bits(b, dt) for b in qb]
+        for side in ("left", "right"):
+            if side == "left":
+                res = [sum(1 for e in sv if asc_key(e) < asc_key(q)) for q in qv]
+            else:
+                res = [sum(1 for e in sv if asc_key(e) <= asc_key(q)) for q in qv]
+            if not any(is_nan(v) for v in sv + qv):
+                np_res = np.searchsorted(np.array([as_float(v) for v in sv]), np.array([as_float(v) for v in qv]), side=side)
+                assert list(np_res) == res, ("searchsorted", dt, side)
+            kw = {} if side == "left" else {"side": {"s": "right"}}
+            out.append(case("searchsorted", [tensor(dt, [len(sb)], sb), tensor(dt, [3, 4], qb)],
+                            tensor("i32", [3, 4], [r % 2**32 for r in res]), kw,
+                            note=f"{dt} searchsorted side={side} (NaN last)"))
+        # nonzero of a [3, 4, 2] tensor, rank 0 and empty.
+        nb = random_bits(dt, 24)
+        nv = [opslib.value_of_bits(b, dt) for b in nb]
+        nzs = [i for i, v in enumerate(nv) if is_nan(v) or v != 0]
+        rows = [[i // 8, (i // 2) % 4, i % 2] for i in nzs]
+        assert rows == np.argwhere(np.array([as_float(v) for v in nv]).reshape(3, 4, 2)).tolist()
+        out.append(case("nonzero", [tensor(dt, [3, 4, 2], nb)], tensor("i32", [len(rows), 3], [c for r in rows for c in r]),
+                        note=f"{dt} nonzero [3, 4, 2] (NaN is nonzero)"))
+    out.append(case("nonzero", [tensor("f32", [], [0x3F800000])], tensor("i32", [1, 0], []), note="nonzero of rank 0: [1, 0]"))
+    out.append(case("nonzero", [tensor("i32", [0, 3], [])], tensor("i32", [0, 2], []), note="nonzero of an empty tensor"))
+    for dt in ("i8", "i32", "bool"):
+        vals = [int(v) for v in RNG.integers(0, 2 if dt == "bool" else 9, 30)]
+        bits = [v for v in vals]
+        for minlength in (0, 4, 20):
+            want = np.bincount(np.array(vals), minlength=minlength).tolist()
+            kw = {"minlength": {"i": minlength}} if minlength else {}
+            out.append(case("bincount", [tensor(dt, [30], bits)], tensor("i32", [len(want)], want), kw,
+                            note=f"bincount of {dt}, minlength={minlength} (NumPy)"))
+    out.append(case("bincount", [tensor("i32", [0], [])], tensor("i32", [0], []), note="bincount of nothing"))
+    out.append(case("bincount", [tensor("i32", [2], [3, 2**32 - 1])], {"error": "non-negative"}, note="bincount of a negative"))
+    out.append(case("bincount", [tensor("f32", [1], [0x3F800000])], {"error": "integer tensor"}, note="bincount of floats"))
+    out.append(case("searchsorted", [tensor("f32", [2, 2], [0] * 4), tensor("f32", [1], [0])], {"error": "rank-1"},
+                    note="searchsorted into a matrix"))
+    out.append(case("searchsorted", [tensor("f32", [2], [0, 0]), tensor("f32", [1], [0])], {"error": "must be"},
+                    {"side": {"s": "middle"}}, note="searchsorted with an unknown side"))
+
+
 def error_cases(out):
     x = tensor("f32", [2, 3], random_bits("f32", 6))
     for op in ("sort", "argsort"):
@@ -261,12 +365,14 @@ def main():
     sort_cases(out, "f32", [2100], nz_long, note="f32 long lane of NaNs and zeros (radix path)")
     sort_cases(out, "f32", [2100], nz_long, descending=True, note="f32 long lane of NaNs and zeros (radix path)")
     error_cases(out)
+    selection_cases(out)
     opslib.write(
         "order",
         out,
-        """Ordering operations (sort argsort topk argtopk), generated by
-tools/oracle/ops_order.py from Python's stable sorted() over exact values
-with PyTorch's NaN order (spec §5.5); do not edit by hand.""",
+        """Ordering operations (sort argsort topk argtopk unique unique_counts
+searchsorted bincount nonzero), generated by tools/oracle/ops_order.py from
+Python's stable sorted() over exact values with PyTorch's NaN order (spec
+§5.5), NumPy asked too where it agrees; do not edit by hand.""",
     )
 
 

@@ -106,6 +106,10 @@ builtins! {
         OnesLike = "ones_like", "ones of another tensor's shape and dtype";
         Rand = "rand", "uniform random numbers in [0, 1): rand(shape, dt, seed); without a seed, from the program's generator";
         Randn = "randn", "standard normal random numbers: randn(shape, dt, seed); without a seed, from the program's generator";
+        Uniform = "uniform", "uniform random numbers in [lo, hi): uniform(shape, lo=0, hi=1, dt=f64, seed); without a seed, from the program's generator";
+        Normal = "normal", "normal random numbers: normal(shape, mean=0, std=1, dt=f64, seed); without a seed, from the program's generator";
+        Randint = "randint", "uniform random integers in [lo, hi): randint(lo, hi, shape, dt=i32, seed); without a seed, from the program's generator";
+        Permutation = "permutation", "0 … n-1 in a random order (i32): permutation(n, seed); without a seed, from the program's generator";
     }
     autodiff {
         Tape = "tape", "a new autodiff tape: watch tensors on it, then backward";
@@ -330,6 +334,10 @@ impl Builtin {
             Builtin::Make(Make::Rand) | Builtin::Make(Make::Randn) => {
                 (1, Some(3), &["shape", DTYPE_PARAM, "seed"])
             }
+            Builtin::Make(Make::Uniform) => (1, Some(5), &["shape", "lo", "hi", DTYPE_PARAM, "seed"]),
+            Builtin::Make(Make::Normal) => (1, Some(5), &["shape", "mean", "std", DTYPE_PARAM, "seed"]),
+            Builtin::Make(Make::Randint) => (3, Some(5), &["lo", "hi", "shape", DTYPE_PARAM, "seed"]),
+            Builtin::Make(Make::Permutation) => (1, Some(2), &["n", "seed"]),
         };
         Signature { min, max, params }
     }
@@ -419,7 +427,11 @@ impl Builtin {
             | Builtin::Make(Make::Eye)
             | Builtin::Make(Make::Tensor)
             | Builtin::Make(Make::Rand)
-            | Builtin::Make(Make::Randn) => Ty::Tensor(None),
+            | Builtin::Make(Make::Randn)
+            | Builtin::Make(Make::Uniform)
+            | Builtin::Make(Make::Normal)
+            | Builtin::Make(Make::Randint) => Ty::Tensor(None),
+            Builtin::Make(Make::Permutation) => Ty::Tensor(Some(DType::I32)),
             Builtin::Make(Make::ZerosLike) | Builtin::Make(Make::OnesLike) => {
                 Ty::Tensor(first.tensor_dtype())
             }

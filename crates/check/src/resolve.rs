@@ -2467,9 +2467,16 @@ impl Pass<'_> {
                 Ty::Tensor(joined)
             }
             Op::Allclose => Ty::Bool,
+            Op::UniqueCounts => Ty::Tuple(vec![
+                Ty::Tensor(inputs.first().and_then(|(t, _)| t.tensor_dtype())),
+                Ty::Tensor(Some(DType::I32)),
+            ]),
             Op::Split => Ty::Arr(Box::new(Ty::Tensor(
                 inputs.first().and_then(|(t, _)| t.tensor_dtype()),
             ))),
+            _ if matches!(op.spec().rule, twill_tensor::ops::Rule::Linalg(_)) => {
+                self.linalg_type(op, inputs, span)
+            }
             _ => {
                 let ins: Vec<dtypes::Input> = inputs.iter().map(|(t, _)| dtype_input(t)).collect();
                 let result = dtypes::result(op, &ins);
@@ -2477,6 +2484,49 @@ impl Pass<'_> {
                 let promoted = &inputs[dtypes::promoted(op, inputs.len())];
                 self.tensor_result(&format!("`{op}`"), promoted, result, span)
             }
+        }
+    }
+
+    /// A linear-algebra operation (spec §11.4): a tensor of the computing
+    /// dtype, or a tuple of them for `slogdet qr eigh svd`; an input that
+    /// is not f32 or f64 is converted to f32, and the checker says so.
+    fn linalg_type(&mut self, op: Op, inputs: &[(Ty, Span)], span: Span) -> Ty {
+        use twill_tensor::ops::{dtypes, Rule};
+        let ins: Vec<dtypes::Input> = inputs.iter().map(|(t, _)| dtype_input(t)).collect();
+        let result = dtypes::result(op, &ins);
+        let promoted = &inputs[dtypes::promoted(op, inputs.len())];
+        let mut converted = false;
+        for (t, sp) in promoted {
+            if let Ty::Tensor(Some(d)) = t {
+                if !matches!(d, DType::F32 | DType::F64) {
+                    converted = true;
+                    self.err(
+                        Diagnostic::warning(*sp, format!("`{op}` computes in f32: this {d} tensor is converted to f32"))
+                            .with_label(format!("this is {d}"))
+                            .with_note("linear algebra runs in f32 or f64 (spec §11.4); write `.to(f32)` or `.to(f64)` to say which"),
+                    );
+                }
+            }
+        }
+        let one = if converted {
+            Ty::Tensor(result)
+        } else {
+            self.tensor_result(&format!("`{op}`"), promoted, result, span)
+        };
+        match op.spec().rule {
+            Rule::Linalg(k) if k > 1 => Ty::Tuple(vec![one; k]),
+            Rule::Same
+            | Rule::Float
+            | Rule::Bool
+            | Rule::Sum
+            | Rule::Index
+            | Rule::Join01
+            | Rule::Join12
+            | Rule::Binary(_)
+            | Rule::Contract(_)
+            | Rule::Einsum
+            | Rule::Lists
+            | Rule::Linalg(_) => one,
         }
     }
 
@@ -3018,6 +3068,14 @@ impl Pass<'_> {
                         dpos = 1;
                     }
                     ty = Ty::Tensor(self.literal_dtype_arg(args, dpos));
+                    // `randint`'s default dtype is i32, not f64.
+                    let dt_given = npos > dpos
+                        || args
+                            .iter()
+                            .any(|a| a.name.as_ref().is_some_and(|n| n.name == DTYPE_PARAM));
+                    if b == Builtin::Make(Make::Randint) && !dt_given {
+                        ty = Ty::Tensor(Some(DType::I32));
+                    }
                 }
                 // A tensor operation types by the registry's dtype rule when
                 // it works on tensors (always, or for those that also take

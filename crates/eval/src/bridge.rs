@@ -224,6 +224,7 @@ pub(crate) fn from_out(out: Out) -> Value {
         Out::Tensor(t) => tensor_value(t),
         Out::Tensors(ts) => Value::Arr(Rc::new(ts.into_iter().map(tensor_value).collect())),
         Out::Bool(b) => Value::Bool(b),
+        Out::Tuple(ts) => Value::Tuple(Rc::new(ts.into_iter().map(tensor_value).collect())),
     }
 }
 

@@ -320,15 +320,17 @@ pub(crate) fn call_builtin(
 ) -> R<Value> {
     match b {
         Builtin::Op(op) => builtin_op(op, slots, at, span),
-        Builtin::Make(m @ (Make::Rand | Make::Randn)) => {
+        Builtin::Make(
+            m @ (Make::Rand | Make::Randn | Make::Uniform | Make::Normal | Make::Randint | Make::Permutation),
+        ) => {
             // Without `seed=`, the seed is the program generator's next
             // number (spec §11.5).
             let mut slots = slots;
-            if let Some(s @ None) = slots.get_mut(2) {
-                *s = Some(Value::Int(cx.next_seed() as i64));
-            } else if slots.len() < 3 {
-                slots.resize(3, None);
-                if let Some(s) = slots.get_mut(2) {
+            if let Some(at) = b.signature().params.iter().position(|p| *p == "seed") {
+                if slots.len() <= at {
+                    slots.resize(at + 1, None);
+                }
+                if let Some(s @ None) = slots.get_mut(at) {
                     *s = Some(Value::Int(cx.next_seed() as i64));
                 }
             }
@@ -1660,6 +1662,46 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             } else {
                 construct::randn(shape, dt, seed as u64)
             }
+        }
+        Make::Uniform | Make::Normal => {
+            let shape = shape_arg(need(0, "shape")?, span)?;
+            let num = |i: usize, default: f64| -> R<f64> {
+                match get(i) {
+                    None => Ok(default),
+                    Some(Value::Int(v)) => Ok(*v as f64),
+                    Some(Value::F64(v)) => Ok(*v),
+                    Some(other) => fail(
+                        span,
+                        format!(
+                            "`{name}` needs numbers for its bounds, not `{}`",
+                            other.type_name()
+                        ),
+                    ),
+                }
+            };
+            let dt = dtype_arg(get(3), span)?;
+            let seed = int_arg(need(4, "seed")?, span, "the seed")? as u64;
+            if b == Make::Uniform {
+                construct::uniform(shape, num(1, 0.0)?, num(2, 1.0)?, dt, seed)
+            } else {
+                construct::normal(shape, num(1, 0.0)?, num(2, 1.0)?, dt, seed)
+            }
+        }
+        Make::Randint => {
+            let lo = int_arg(need(0, "lo")?, span, "the low bound")?;
+            let hi = int_arg(need(1, "hi")?, span, "the high bound")?;
+            let shape = shape_arg(need(2, "shape")?, span)?;
+            let dt = match get(3) {
+                None => twill_tensor::DType::I32,
+                some => dtype_arg(some, span)?,
+            };
+            let seed = int_arg(need(4, "seed")?, span, "the seed")? as u64;
+            construct::randint(lo, hi, shape, dt, seed)
+        }
+        Make::Permutation => {
+            let n = int_arg(need(0, "n")?, span, "the count")?;
+            let seed = int_arg(need(1, "seed")?, span, "the seed")? as u64;
+            construct::permutation(n, seed)
         }
     };
     result.map(tensor_value).or_else(|e| terr(span, e))

@@ -416,6 +416,10 @@ pub(crate) enum AdOp {
     /// `x[items] += v`, every occurrence of a repeated element added (the
     /// adjoint of indexing); args: x, v.
     Accumulate(Vec<IndexItem>),
+    /// Result `.1` of a registry operation with several results (`qr`,
+    /// `eigh`, `svd`, `slogdet`), the operation's arguments as args; `.2`
+    /// holds every primal result, which the vjp rule needs.
+    Part(Op, usize, Rc<Vec<Value>>),
 }
 
 #[derive(Debug)]

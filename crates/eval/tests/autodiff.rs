@@ -839,6 +839,38 @@ dump("dw", vg.1[0])
 dump("dx", vg.1[1])
 "##
         }
+        "linear_algebra" => {
+            r##"
+let eye3 = eye(3)
+let loss = fn(p) {
+    let a = p[0]
+    let t = p[1]
+    let b = p[2]
+    let y = p[3]
+    let x = solve(a, b) + inv(a) @ b
+    let (s, ld) = slogdet(a)
+    let l1 = det(a).sum() + ld.sum() + (x * x).sum()
+    let c = cholesky(a @ a.transpose(-1, -2) + eye3)
+    let (q, r) = qr(t)
+    let (w, v) = eigh(a + a.transpose(-1, -2))
+    let (u, sv, vh) = svd(t)
+    let qq = q @ q.transpose(-1, -2)
+    let l2 = (c * c * 0.5).sum() + (r * r * [0.0, 1.0]).sum() + (qq[:, 0, 1] * qq[:, 0, 1]).sum()
+    let l3 = (w * [0.0, 1.0, 2.0]).sum() + (v * v)[:, :, 0].sum() + (sv * [1.0, 3.0]).sum() + (u * u)[:, :, 1].sum()
+    let z = lstsq(t, y)
+    let pt = pinv(t)
+    let l4 = (z * z).sum()
+    let l5 = (pt * pt).sum() + (vh * vh)[:, 0, :].sum()
+    l1 + l2 + l3 + l4 + l5
+}
+let vg = value_and_grad(loss, [a, t, b, y])
+dump("loss", vg.0)
+dump("da", vg.1[0])
+dump("dt", vg.1[1])
+dump("db", vg.1[2])
+dump("dy", vg.1[3])
+"##
+        }
         "scatter" => {
             r##"
 let loss = fn(p) {

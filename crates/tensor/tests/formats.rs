@@ -192,7 +192,7 @@ fn run(op: Op, pos: Vec<Arg>, kw: Vec<(&str, Arg)>) -> Tensor {
     let kw = kw.into_iter().map(|(k, a)| (k.to_string(), a)).collect();
     match ops::call(op, ops::bind(op, pos, kw).unwrap()).unwrap() {
         Out::Tensor(t) => t,
-        Out::Tensors(_) | Out::Bool(_) => panic!("one tensor expected"),
+        Out::Tensors(_) | Out::Bool(_) | Out::Tuple(_) => panic!("one tensor expected"),
     }
 }
 

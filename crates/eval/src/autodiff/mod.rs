@@ -10,7 +10,7 @@
 //! computation is recorded there too), and records one node at that level
 //! holding its arguments and its primal output. `backward` walks the nodes
 //! reachable from the root in reverse creation order and runs each node's
-//! vjp rule ([`rules`]) — written with the same recording operations, so
+//! vjp rule ([`rules`]; linear algebra's in [`linalg`]) — written with the same recording operations, so
 //! the backward pass of an inner tape is itself recorded on the outer ones.
 //! That is what makes `hessian` exact: it differentiates the gradient.
 //!
@@ -23,6 +23,7 @@
 
 mod backward;
 pub(crate) mod functional;
+mod linalg;
 mod record;
 mod rules;
 

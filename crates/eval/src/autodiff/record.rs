@@ -129,6 +129,19 @@ pub(crate) fn op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError> {
         .map(|(i, a)| a.as_ref().map(|v| strip(v, lv, i, &mut parents)))
         .collect();
     let out = self::op(op, &stripped)?;
+    if let Value::Tuple(results) = &out {
+        // Several results (`qr`, `eigh`, `svd`, `slogdet`): one node each.
+        let parts = Rc::new(results.to_vec());
+        let recorded = results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let node = AdOp::Part(op, i, parts.clone());
+                record(lv, node, stripped.clone(), parents.clone(), r.clone())
+            })
+            .collect();
+        return Ok(Value::Tuple(Rc::new(recorded)));
+    }
     Ok(record(lv, AdOp::Table(op), stripped, parents, out))
 }
 

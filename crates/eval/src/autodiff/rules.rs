@@ -287,6 +287,7 @@ pub(super) fn vjp(
             c.push((slot(0), o(Op::Gather, &[ct.clone(), int(*axis), idx])?));
         }
         AdOp::Table(name) => table_rule(*name, args, out, ct, gdt, need, need0, &mut c)?,
+        AdOp::Part(name, which, parts) => c = super::linalg::vjp(*name, args, parts, *which, ct, gdt, need)?,
     }
     Ok(c)
 }
@@ -1009,6 +1010,17 @@ fn table_rule(
         }
         Op::Einsum => einsum_rule(args, ct, gdt, need, c)?,
         Op::Conv2d => conv2d_rule(&x, &arg(args, 1)?, args, ct, gdt, need, c)?,
+        // Linear algebra (spec §11.4): the rules live in `autodiff::linalg`.
+        Op::Solve
+        | Op::Inv
+        | Op::Det
+        | Op::Slogdet
+        | Op::Cholesky
+        | Op::Qr
+        | Op::Eigh
+        | Op::Svd
+        | Op::Lstsq
+        | Op::Pinv => c.extend(super::linalg::vjp(name, args, &[out.clone()], 0, ct, gdt, need)?),
         // Recorded through what they are made of (`sort`/`topk` as a
         // gather of the tracked values, `split` as slices), never as
         // themselves.
@@ -1042,7 +1054,13 @@ fn table_rule(
         | Op::LogicalNot
         | Op::CountNonzero
         | Op::Isclose
-        | Op::Allclose => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::Allclose
+        | Op::MatrixRank
+        | Op::Unique
+        | Op::UniqueCounts
+        | Op::Searchsorted
+        | Op::Bincount
+        | Op::Nonzero => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1667,7 +1685,17 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Matmul
         | Op::Linear
         | Op::Einsum
-        | Op::Conv2d => RuleKind::Vjp,
+        | Op::Conv2d
+        | Op::Solve
+        | Op::Inv
+        | Op::Det
+        | Op::Slogdet
+        | Op::Cholesky
+        | Op::Qr
+        | Op::Eigh
+        | Op::Svd
+        | Op::Lstsq
+        | Op::Pinv => RuleKind::Vjp,
         Op::Sort | Op::Topk | Op::Split => RuleKind::Composite,
         Op::Sign
         | Op::Floor
@@ -1692,7 +1720,13 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::LogicalNot
         | Op::CountNonzero
         | Op::Isclose
-        | Op::Allclose => RuleKind::NotDifferentiable,
+        | Op::Allclose
+        | Op::MatrixRank
+        | Op::Unique
+        | Op::UniqueCounts
+        | Op::Searchsorted
+        | Op::Bincount
+        | Op::Nonzero => RuleKind::NotDifferentiable,
     }
 }
 

@@ -45,9 +45,14 @@ impl Arg {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Out {
     Tensor(Tensor),
+    /// An `Arr[Tensor]` (`split`).
     Tensors(Vec<Tensor>),
     /// A host Bool (`allclose`).
     Bool(bool),
+    /// A tuple of tensors, each of a dtype the checker knows (`qr`, `eigh`,
+    /// `svd`, `slogdet`: spec §10.1, "builtins that return several values
+    /// return tuples").
+    Tuple(Vec<Tensor>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -41,7 +41,9 @@ fn run(
 ) -> Result<Tensor, TensorError> {
     match k(&Args::new(op, params, slots, Vec::new()))? {
         Out::Tensor(t) => Ok(t),
-        Out::Tensors(_) | Out::Bool(_) => fail(format!("internal error: `{op}` gave no tensor")),
+        Out::Tensors(_) | Out::Bool(_) | Out::Tuple(_) => {
+            fail(format!("internal error: `{op}` gave no tensor"))
+        }
     }
 }
 

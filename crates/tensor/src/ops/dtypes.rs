@@ -108,6 +108,10 @@ pub fn result(op: Op, args: &[Input]) -> Option<DType> {
         Rule::Einsum => promote_all(args.get(1..).unwrap_or(&[])),
         // The checker handles list element types itself.
         Rule::Lists => None,
+        Rule::Linalg(_) => {
+            let given = &args[..op.spec().params.len().min(args.len())];
+            promote_all(given).map(super::linalg::compute_dtype)
+        }
     }
 }
 

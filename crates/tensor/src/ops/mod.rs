@@ -8,7 +8,7 @@
 //! through [`call`]. An operation's facts live in this one table.
 //!
 //! The kernels live in the submodules by group (`elementwise`, `reduce`,
-//! `order`, `shape`, `contract`), written against [`Args`] (`args`);
+//! `order`, `shape`, `contract`, `linalg`), written against [`Args`] (`args`);
 //! `dtypes` applies the rule column for the checker; `adjoint` holds the
 //! kernels only autodiff needs, which are not user operations.
 
@@ -20,6 +20,7 @@ pub mod derived;
 pub mod dtypes;
 pub mod elementwise;
 pub mod lab;
+pub mod linalg;
 pub mod order;
 pub mod reduce;
 pub mod shape;
@@ -59,6 +60,10 @@ pub enum Rule {
     /// A list of tensors in or out: the checker works out the element
     /// dtypes itself (`concat`, `stack`, `split`).
     Lists,
+    /// Linear algebra (spec §11.4): the promoted dtype of the tensor
+    /// arguments if f64, else f32 (`linalg::compute_dtype`); the operation
+    /// returns that many tensors of it — one a tensor, more a tuple.
+    Linalg(usize),
 }
 
 /// Which arguments' dtypes promote into the result: the checker's widening
@@ -137,7 +142,7 @@ const SUM: &[Param] = &[req("x"), opt("axis"), opt("keepdim"), opt("acc")];
 const CUMSUM: &[Param] = &[req("x"), req("axis"), opt("acc")];
 const NORMALISE: &[Param] = &[req("x"), opt("axis")];
 const SORT: &[Param] = &[req("x"), opt("axis"), opt("descending")];
-const TOPK: &[Param] = &[req("x"), req("k"), opt("axis")];
+const TOPK: &[Param] = &[req("x"), req("k"), opt("axis"), opt("largest"), opt("sorted")];
 const X_AXIS: &[Param] = &[req("x"), opt("axis")];
 const LIST_AXIS: &[Param] = &[req("arr"), opt("axis")];
 const SELECT: &[Param] = &[req("x"), req("axis"), req("idx")];
@@ -286,8 +291,18 @@ registry! {
     LogSoftmax = "log_softmax", NORMALISE, false, Rule::Float, P0, Rule, Host::No, "log(softmax(x)) computed stably along `axis`", reduce::log_softmax;
     Sort = "sort", SORT, false, Rule::Same, P0, Rule, Host::No, "the elements sorted along `axis` (stable; NaN last)", order::sort;
     Argsort = "argsort", SORT, false, Rule::Index, NONE, None, Host::No, "the indices that sort along `axis` (stable)", order::argsort;
-    Topk = "topk", TOPK, false, Rule::Same, P0, Rule, Host::No, "the `k` largest elements along `axis`, largest first", order::topk;
-    Argtopk = "argtopk", TOPK, false, Rule::Index, NONE, None, Host::No, "the indices of the `k` largest elements along `axis`", order::argtopk;
+    Topk = "topk", TOPK, false, Rule::Same, P0, Rule, Host::No, "the `k` largest elements along `axis`, largest first (largest=false: the k smallest, smallest first; always sorted)", order::topk;
+    Argtopk = "argtopk", TOPK, false, Rule::Index, NONE, None, Host::No, "the indices of the `k` largest (largest=false: smallest) elements along `axis`, in topk's order", order::argtopk;
+    Unique = "unique", X, false, Rule::Same, P0, None, Host::No,
+        "the distinct elements, sorted, flattened (NaNs collapse to one, last)", order::unique;
+    UniqueCounts = "unique_counts", X, false, Rule::Same, P0, None, Host::No,
+        "the distinct elements, sorted, and how often each occurs (i32), as a tuple", order::unique_counts;
+    Searchsorted = "searchsorted", &[req("sorted"), req("values"), opt("side")], false, Rule::Index, NONE, None, Host::No,
+        "where each value would be inserted into the rank-1 `sorted` to keep it sorted (side \"left\" or \"right\"), i32", order::searchsorted;
+    Bincount = "bincount", &[req("x"), opt("minlength")], false, Rule::Index, NONE, None, Host::No,
+        "how often each of 0, 1, … occurs in a rank-1 non-negative integer tensor, i32", order::bincount;
+    Nonzero = "nonzero", X, false, Rule::Index, NONE, None, Host::No,
+        "the indices of the nonzero elements, one row each in row-major order, i32 of shape [count, ndim]", order::nonzero;
     Reshape = "reshape", &[req("x"), req("shape")], false, Rule::Same, P0, Rule, Host::No,
         "the same elements in a new shape (one size may be -1)", shape::reshape;
     Transpose = "transpose", &[req("x"), req("a"), req("b")], false, Rule::Same, P0, Rule, Host::No, "axes `a` and `b` swapped", shape::transpose;
@@ -334,6 +349,29 @@ registry! {
         "Einstein summation over the operands as `spec` says (\"ij,jk->ik\")", contract::einsum_op;
     Conv2d = "conv2d", &[req("x"), req("w"), opt("stride"), opt("padding")], false, Rule::Contract(2), promotes(0, 2), Rule, Host::No,
         "2-D cross-correlation of (N,)C,H,W input with O,C,KH,KW weights", contract::conv2d_op;
+    // Linear algebra (spec §11.4), batched over leading axes; kernels in `linalg`.
+    Solve = "solve", AB, false, Rule::Linalg(1), promotes(0, 2), Rule, Host::No,
+        "x with a @ x = b (b a matrix, or a vector when rank 1); an error if a is singular", linalg::solve;
+    Inv = "inv", &[req("a")], false, Rule::Linalg(1), P0, Rule, Host::No,
+        "the inverse of a square matrix; an error if it is singular", linalg::inv;
+    Det = "det", &[req("a")], false, Rule::Linalg(1), P0, Rule, Host::No,
+        "the determinant of a square matrix (by LU with partial pivoting)", linalg::det;
+    Slogdet = "slogdet", &[req("a")], false, Rule::Linalg(2), P0, Rule, Host::No,
+        "(sign, log|det|) of a square matrix, without overflow; (0, -inf) if singular", linalg::slogdet;
+    Cholesky = "cholesky", &[req("a")], false, Rule::Linalg(1), P0, Rule, Host::No,
+        "the lower-triangular L with L @ L.T = a (only a's lower triangle is read); an error if not positive definite", linalg::cholesky;
+    Qr = "qr", &[req("a")], false, Rule::Linalg(2), P0, Rule, Host::No,
+        "(q, r), the reduced QR factorisation: q's columns orthonormal, r upper triangular", linalg::qr;
+    Eigh = "eigh", &[req("a")], false, Rule::Linalg(2), P0, Rule, Host::No,
+        "(w, v) of a symmetric matrix (its lower triangle): eigenvalues ascending, eigenvectors as v's columns", linalg::eigh;
+    Svd = "svd", &[req("a")], false, Rule::Linalg(3), P0, Rule, Host::No,
+        "(u, s, vh), the reduced SVD with s descending: a = u @ diag(s) @ vh", linalg::svd_op;
+    Lstsq = "lstsq", AB, false, Rule::Linalg(1), promotes(0, 2), Rule, Host::No,
+        "the minimum-norm least-squares solution x of a @ x ≈ b (by the SVD, NumPy's cutoff)", linalg::lstsq;
+    Pinv = "pinv", &[req("a")], false, Rule::Linalg(1), P0, Rule, Host::No,
+        "the Moore-Penrose pseudo-inverse (by the SVD, NumPy's default cutoff)", linalg::pinv;
+    MatrixRank = "matrix_rank", &[req("a")], false, Rule::Index, NONE, None, Host::No,
+        "the number of singular values above NumPy's default tolerance (i32)", linalg::matrix_rank;
 }
 
 impl Op {

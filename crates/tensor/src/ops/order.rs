@@ -522,15 +522,18 @@ fn argsort_lane<T: Ordered>(lane: &[T], out: &mut [i32], descending: bool, s: &m
 /// is not better than the k-th kept one cannot enter (its index is higher
 /// than every kept one, so it would lose the tie too). The pairs are all
 /// distinct, so the `k` smallest are one set whatever finds them.
-fn topk_pairs<T: Ordered>(lane: &[T], k: usize, s: &mut Scratch<T>) {
+fn topk_pairs<T: Ordered>(lane: &[T], k: usize, largest: bool, s: &mut Scratch<T>) {
     s.pairs.clear();
     if k == 0 {
         return;
     }
     if k >= lane.len() / 8 {
-        sorted_pairs(lane, true, s);
+        sorted_pairs(lane, largest, s);
         return;
     }
+    // The k best keys are the k smallest of these: inverted for the
+    // largest elements, as they are for the smallest (NaN is largest).
+    let key_of = |x: T| if largest { x.key().inverted() } else { x.key() };
     let cap = (2 * k).max(64);
     let mut bound: Option<T::K> = None;
     // Blocks whose best key cannot enter are skipped after one branch-free
@@ -538,17 +541,12 @@ fn topk_pairs<T: Ordered>(lane: &[T], k: usize, s: &mut Scratch<T>) {
     const BLOCK: usize = 512;
     for (c, block) in lane.chunks(BLOCK).enumerate() {
         if let Some(b) = bound {
-            if block
-                .iter()
-                .map(|&x| x.key().inverted())
-                .min()
-                .is_none_or(|m| m >= b)
-            {
+            if block.iter().map(|&x| key_of(x)).min().is_none_or(|m| m >= b) {
                 continue;
             }
         }
         for (j, &x) in block.iter().enumerate() {
-            let key = x.key().inverted();
+            let key = key_of(x);
             if bound.is_some_and(|b| key >= b) {
                 continue;
             }
@@ -716,6 +714,7 @@ impl LaneOp for ArgsortOp {
 struct TopkOp {
     k: usize,
     values: bool,
+    largest: bool,
 }
 
 impl LaneOp for TopkOp {
@@ -732,14 +731,14 @@ impl LaneOp for TopkOp {
         if self.values {
             let fill = zero::<T>();
             per_lane::<T, T>(x, l, k, fill, scratch, |lane, out, s| {
-                topk_pairs(lane, k, s);
+                topk_pairs(lane, k, self.largest, s);
                 for (o, p) in out.iter_mut().zip(&s.pairs) {
                     *o = lane.get(p.1 as usize).copied().unwrap_or(fill);
                 }
             })
         } else {
             per_lane::<T, i32>(x, l, k, 0, scratch, |lane, out, s| {
-                topk_pairs(lane, k, s);
+                topk_pairs(lane, k, self.largest, s);
                 for (o, p) in out.iter_mut().zip(&s.pairs) {
                     *o = p.1 as i32;
                 }
@@ -795,10 +794,14 @@ fn topk_common(a: &Args, values: bool) -> Result<Out, TensorError> {
             shape_str(x.shape())
         ));
     }
+    // `sorted=false` is accepted and the result is sorted anyway (the
+    // spec lets any order be returned; this one is the sorted one).
+    a.bool("sorted", true)?;
     dispatch(
         &TopkOp {
             k: k as usize,
             values,
+            largest: a.bool("largest", true)?,
         },
         x,
         &l,
@@ -812,6 +815,184 @@ pub(super) fn topk(a: &Args) -> Result<Out, TensorError> {
 
 pub(super) fn argtopk(a: &Args) -> Result<Out, TensorError> {
     topk_common(a, false)
+}
+
+// ---------------------------------------------------------------------------
+// unique, unique_counts, searchsorted, bincount, nonzero (spec §11.3)
+
+/// The order of these operations on element values (exact in f64):
+/// ascending, -0 equal to +0, NaN after everything and equal to NaN.
+fn value_order(a: f64, b: f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal),
+    }
+}
+
+/// The distinct values of x in ascending order with how often each
+/// occurs: a stable sort of the flattened elements, then one value per run
+/// (the run's first element, so of -0 and +0 the one met first).
+fn runs(x: &Tensor) -> Result<(Vec<f64>, Vec<i32>), TensorError> {
+    if x.numel() > i32::MAX as usize {
+        return err(format!(
+            "`unique`: {} elements are too many for i32 counts",
+            x.numel()
+        ));
+    }
+    let mut v = x.to_f64_vec()?;
+    v.sort_by(|a, b| value_order(*a, *b));
+    let mut vals: Vec<f64> = Vec::new();
+    let mut counts: Vec<i32> = Vec::new();
+    for e in v {
+        match vals.last() {
+            Some(&last) if value_order(last, e) == std::cmp::Ordering::Equal => {
+                if let Some(c) = counts.last_mut() {
+                    *c += 1;
+                }
+            }
+            _ => {
+                vals.push(e);
+                counts.push(1);
+            }
+        }
+    }
+    Ok((vals, counts))
+}
+
+fn values_as(vals: Vec<f64>, dt: crate::dtype::DType) -> Result<Tensor, TensorError> {
+    let n = vals.len();
+    Tensor::from_vec(vals, vec![n])?.cast(dt)
+}
+
+/// `unique(x)`: the distinct elements, sorted, flattened; NaNs collapse to
+/// one, last (NumPy's `equal_nan=True`).
+pub(super) fn unique(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let (vals, _) = runs(x)?;
+    values_as(vals, x.dtype()).map(Out::Tensor)
+}
+
+/// `unique_counts(x) -> (values, counts)`, the counts i32.
+pub(super) fn unique_counts(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let (vals, counts) = runs(x)?;
+    let n = counts.len();
+    Ok(Out::Tuple(vec![
+        values_as(vals, x.dtype())?,
+        Tensor::from_vec(counts, vec![n])?,
+    ]))
+}
+
+/// `searchsorted(sorted, values, side="left")`: for each value, the number
+/// of elements of the rank-1 `sorted` below it (`"left"`) or not above it
+/// (`"right"`), in the order above (NaN last), as i32 of values' shape.
+pub(super) fn searchsorted(a: &Args) -> Result<Out, TensorError> {
+    let s = a.tensor("sorted")?;
+    let v = a.tensor("values")?;
+    if s.ndim() != 1 {
+        return err(format!(
+            "`searchsorted` needs a rank-1 sorted tensor, not shape {}",
+            shape_str(s.shape())
+        ));
+    }
+    if s.numel() > i32::MAX as usize {
+        return err("`searchsorted`: the sorted tensor is too long for i32 positions".into());
+    }
+    let right = match a.get("side") {
+        None => false,
+        Some(super::args::Arg::Str(t)) if t == "left" => false,
+        Some(super::args::Arg::Str(t)) if t == "right" => true,
+        Some(other) => {
+            return Err(a.blame(
+                "side",
+                TensorError(format!(
+                    "`searchsorted`: `side` must be \"left\" or \"right\", not {}",
+                    other.kind()
+                )),
+            ))
+        }
+    };
+    let sv = s.to_f64_vec()?;
+    let pos: Vec<i32> = v
+        .to_f64_vec()?
+        .into_iter()
+        .map(|x| {
+            sv.partition_point(|&e| {
+                let o = value_order(e, x);
+                o == std::cmp::Ordering::Less || (right && o == std::cmp::Ordering::Equal)
+            }) as i32
+        })
+        .collect();
+    Tensor::from_vec(pos, v.shape().to_vec()).map(Out::Tensor)
+}
+
+/// `bincount(x, minlength=0)`: how often each of 0, 1, … occurs in the
+/// rank-1 non-negative integer tensor x, i32, of length max(max(x) + 1,
+/// minlength).
+pub(super) fn bincount(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    if x.dtype().is_float() || x.ndim() != 1 {
+        return err(format!(
+            "`bincount` needs a rank-1 integer tensor, not {} of shape {}",
+            x.dtype(),
+            shape_str(x.shape())
+        ));
+    }
+    let min = a.int("minlength")?.unwrap_or(0);
+    if min < 0 {
+        return Err(a.blame(
+            "minlength",
+            TensorError(format!("`bincount`: minlength must not be negative, not {min}")),
+        ));
+    }
+    let v = x.to_f64_vec()?;
+    if let Some(bad) = v.iter().find(|e| **e < 0.0) {
+        return err(format!("`bincount` counts non-negative integers; x holds {bad}"));
+    }
+    if v.len() > i32::MAX as usize {
+        return err("`bincount`: too many elements for i32 counts".into());
+    }
+    let top = v.iter().fold(0usize, |m, &e| m.max(e as usize + 1));
+    let len = top.max(usize::try_from(min).unwrap_or(usize::MAX));
+    let mut counts = try_filled(len, 0i32).map_err(|e| e.for_tensor(crate::dtype::DType::I32, &[len]))?;
+    for e in v {
+        if let Some(c) = counts.get_mut(e as usize) {
+            *c += 1;
+        }
+    }
+    Tensor::from_vec(counts, vec![len]).map(Out::Tensor)
+}
+
+/// `nonzero(x)`: the indices of the nonzero elements (NaN is nonzero), one
+/// row each in row-major order, as i32 of shape [count, ndim].
+pub(super) fn nonzero(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let nd = x.ndim();
+    if x.shape().iter().any(|&d| d > i32::MAX as usize) {
+        return err("`nonzero`: an axis is too long for i32 indices".into());
+    }
+    let flags = x.cast(crate::dtype::DType::Bool)?.to_f64_vec()?;
+    let count = flags.iter().filter(|f| **f != 0.0).count();
+    let total = count
+        .checked_mul(nd)
+        .ok_or_else(|| TensorError("`nonzero`: the result is too large".into()))?;
+    let mut out = try_vec::<i32>(total).map_err(|e| e.for_tensor(crate::dtype::DType::I32, &[count, nd]))?;
+    let mut idx = vec![0usize; nd];
+    for f in flags {
+        if f != 0.0 {
+            out.extend(idx.iter().map(|&i| i as i32));
+        }
+        for ax in (0..nd).rev() {
+            idx[ax] += 1;
+            if idx[ax] < x.shape()[ax] {
+                break;
+            }
+            idx[ax] = 0;
+        }
+    }
+    Tensor::from_vec(out, vec![count, nd]).map(Out::Tensor)
 }
 
 #[cfg(test)]

@@ -1131,7 +1131,7 @@ fn scan_every_step(a: &Args, x: &Tensor, axis: usize, fmt: crate::lab::Format) -
             let shape = t.shape().to_vec();
             Ok(Out::Tensor(super::lab::stored(t.to_f64_vec()?, dt, shape)?))
         }
-        other @ (Out::Tensors(_) | Out::Bool(_)) => Ok(other),
+        other @ (Out::Tensors(_) | Out::Bool(_) | Out::Tuple(_)) => Ok(other),
     }
 }
 
