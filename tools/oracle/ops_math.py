@@ -581,6 +581,36 @@ def round_cases(rng):
     return cases
 
 
+# ---------------------------------------------------------------------------
+# x.bits() and from_bits(t, dt): the storage patterns themselves.
+
+BITS_DT = {"f32": "i32", "i32": "i32", "bf16": "i32", "f16": "i32", "i8": "i8", "bool": "i8"}
+
+
+def bits_cases(rng):
+    cases = []
+    for dt, bt in BITS_DT.items():
+        vals = E.specials_for(dt)
+        vals = E.norm(dt, vals) if E.is_float(dt) else vals
+        raw = [E.bits(v, dt) for v in vals]
+        # The patterns as the integer dtype stores them (i32 wraps an f32
+        # pattern with the sign bit set to a negative number).
+        as_int = [E.wrap(r if bt == "i32" and dt in ("bf16", "f16") else r, bt) for r in raw]
+        n = len(vals)
+        src = E.T(dt, [n], vals)
+        tgt = {"t": bt, "shape": [n], "bits": [format(E.bits(v, bt), "0{}x".format(8 if bt == "i32" else 2)) for v in as_int]}
+        cases.append(case("bits", [src], tgt, note=f"bits of {dt} special values, as {bt}"))
+        cases.append(case("from_bits", [tgt, {"d": dt}], src, note=f"from_bits back to {dt}"))
+    cases.append(case("bits", [E.T("f64", [1], [1.0])], {"error": "64-bit integers"}, note="bits of f64 is an error"))
+    cases.append(case("from_bits", [E.T("i32", [2], [0x3F80, 70000]), {"d": "bf16"}], {"error": "not a bf16 bit pattern"},
+                      note="a bf16 pattern above 65535 is an error"))
+    cases.append(case("from_bits", [E.T("i8", [1], [2]), {"d": "bool"}], {"error": "not a bool bit pattern"},
+                      note="a bool pattern other than 0/1 is an error"))
+    cases.append(case("from_bits", [E.T("i8", [1], [1]), {"d": "f32"}], {"error": "from i32 bit patterns"},
+                      note="f32 patterns come from i32"))
+    return cases
+
+
 def main():
     rng = np.random.default_rng(0x6D617468)  # "math"
     cases = []
@@ -593,6 +623,7 @@ def main():
     cases += binary_cases(rng)
     cases += logical_cases(rng)
     cases += round_cases(rng)
+    cases += bits_cases(rng)
     header = __doc__.split("\n\n")[0] + "\n\n" + "tools/oracle/.venv/bin/python tools/oracle/ops_math.py (mpmath " + mpmath.__version__ + ")"
     opslib.write("math", cases, header)
 

@@ -2526,6 +2526,8 @@ impl Pass<'_> {
             | Rule::Contract(_)
             | Rule::Einsum
             | Rule::Lists
+            | Rule::Bits
+            | Rule::Given
             | Rule::Linalg(_) => one,
         }
     }

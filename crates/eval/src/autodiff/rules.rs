@@ -1060,7 +1060,9 @@ fn table_rule(
         | Op::UniqueCounts
         | Op::Searchsorted
         | Op::Bincount
-        | Op::Nonzero => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
+        | Op::Nonzero
+        | Op::Bits
+        | Op::FromBits => return Err(format!("`{name}` has no gradient rule: it is not differentiable")),
     }
     Ok(())
 }
@@ -1726,7 +1728,9 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::UniqueCounts
         | Op::Searchsorted
         | Op::Bincount
-        | Op::Nonzero => RuleKind::NotDifferentiable,
+        | Op::Nonzero
+        | Op::Bits
+        | Op::FromBits => RuleKind::NotDifferentiable,
     }
 }
 

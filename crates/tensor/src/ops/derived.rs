@@ -1,6 +1,7 @@
 //! The operations of spec §11.3 that are made of other kernels: `flatten
 //! diff tril triu diag trace outer dot isclose allclose`, the nan-reductions
-//! `nansum nanmean nanmax nanmin`, `count_nonzero`, `norm` and `quantile`.
+//! `nansum nanmean nanmax nanmin`, `count_nonzero` and `norm`; and the bit
+//! views `bits`/`from_bits`, which reinterpret storage.
 //!
 //! Each is written as calls to the other groups' kernels (called
 //! directly: this module sits below the registry, which lists it) or the
@@ -518,4 +519,74 @@ pub(super) fn norm(a: &Args) -> Result<Out, TensorError> {
         }
     };
     Ok(Out::Tensor(out))
+}
+
+/// The integer dtype `x.bits()` gives for a tensor of `dt`: i32 for f32
+/// and i32, i32 holding the zero-extended 16-bit pattern for bf16 and
+/// f16, i8 for i8 and bool; none for f64 (there is no i64).
+pub fn bits_dtype(dt: DType) -> Option<DType> {
+    match dt {
+        DType::F32 | DType::I32 | DType::Bf16 | DType::F16 => Some(DType::I32),
+        DType::I8 | DType::Bool => Some(DType::I8),
+        DType::F64 => None,
+    }
+}
+
+/// `x.bits()`: each element's storage bit pattern as an integer.
+pub(super) fn bits(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let Some(bt) = bits_dtype(x.dtype()) else {
+        return fail(
+            "`bits` of an f64 tensor needs 64-bit integers, which twill does not have; `f64_bits(x)` gives a host F64's pattern as an Int"
+                .into(),
+        );
+    };
+    let mut v = crate::storage::try_vec::<Scalar>(x.numel()).map_err(|e| e.for_tensor(bt, x.shape()))?;
+    v.extend(x.scalars().map(|s| Scalar::from_bits(bt, s.to_bits())));
+    crate::construct::from_scalars(&v, x.shape().to_vec(), bt).map(Out::Tensor)
+}
+
+/// `from_bits(t, dt)`: the tensor of `dt` whose storage bits are t's
+/// integers, the inverse of `bits` (t of the dtype `bits` gives for `dt`;
+/// a 16-bit pattern must lie in 0 … 65535 and a bool's in 0 … 1).
+pub(super) fn from_bits(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("t")?;
+    let dt = match a.get("dt") {
+        Some(Arg::DType(d)) => *d,
+        Some(other) => {
+            return Err(a.blame(
+                "dt",
+                TensorError(format!(
+                    "`from_bits`: `dt` must be a dtype, not `{}`",
+                    other.kind()
+                )),
+            ))
+        }
+        None => return fail("`from_bits` needs its `dt` argument".into()),
+    };
+    let Some(bt) = bits_dtype(dt) else {
+        return fail("`from_bits` cannot make f64 from 32-bit integers (twill has no i64)".into());
+    };
+    if x.dtype() != bt {
+        return fail(format!(
+            "`from_bits` makes {dt} from {bt} bit patterns, not from {}",
+            x.dtype()
+        ));
+    }
+    let limit: i64 = match dt {
+        DType::Bf16 | DType::F16 => 0xFFFF,
+        DType::Bool => 1,
+        DType::F32 | DType::I32 | DType::I8 | DType::F64 => i64::MAX,
+    };
+    let mut v = crate::storage::try_vec::<Scalar>(x.numel()).map_err(|e| e.for_tensor(dt, x.shape()))?;
+    for s in x.scalars() {
+        let i = s.to_f64() as i64;
+        if (dt == DType::Bf16 || dt == DType::F16 || dt == DType::Bool) && !(0..=limit).contains(&i) {
+            return fail(format!(
+                "`from_bits`: {i} is not a {dt} bit pattern (0 … {limit})"
+            ));
+        }
+        v.push(Scalar::from_bits(dt, s.to_bits()));
+    }
+    crate::construct::from_scalars(&v, x.shape().to_vec(), dt).map(Out::Tensor)
 }

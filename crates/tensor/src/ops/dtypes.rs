@@ -107,7 +107,8 @@ pub fn result(op: Op, args: &[Input]) -> Option<DType> {
         }
         Rule::Einsum => promote_all(args.get(1..).unwrap_or(&[])),
         // The checker handles list element types itself.
-        Rule::Lists => None,
+        Rule::Lists | Rule::Given => None,
+        Rule::Bits => first.and_then(super::derived::bits_dtype),
         Rule::Linalg(_) => {
             let given = &args[..op.spec().params.len().min(args.len())];
             promote_all(given).map(super::linalg::compute_dtype)

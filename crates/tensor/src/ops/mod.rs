@@ -60,6 +60,10 @@ pub enum Rule {
     /// A list of tensors in or out: the checker works out the element
     /// dtypes itself (`concat`, `stack`, `split`).
     Lists,
+    /// The integer dtype of the first argument's bit patterns (`bits`).
+    Bits,
+    /// The dtype given by an argument (`from_bits`): known only at run time.
+    Given,
     /// Linear algebra (spec §11.4): the promoted dtype of the tensor
     /// arguments if f64, else f32 (`linalg::compute_dtype`); the operation
     /// returns that many tensors of it — one a tensor, more a tuple.
@@ -341,6 +345,10 @@ registry! {
         "whether |a - b| <= atol + rtol * |b| elementwise (NumPy's isclose; equal_nan counts two NaNs as close)", derived::isclose;
     Allclose = "allclose", CLOSE, false, Rule::Bool, NONE, None, Host::No,
         "whether isclose(a, b, …) holds for every element, as a Bool", derived::allclose;
+    Bits = "bits", X, false, Rule::Bits, NONE, None, Host::No,
+        "each element's storage bit pattern as an integer (i32; zero-extended for bf16/f16; i8 for i8 and bool)", derived::bits;
+    FromBits = "from_bits", &[req("t"), req("dt")], false, Rule::Given, NONE, None, Host::No,
+        "the tensor of dtype `dt` whose storage bits are t's integers (the inverse of `bits`)", derived::from_bits;
     RoundTo = "round_to", &[req("x"), req("fmt")], false, Rule::Same, P0, None, Host::No,
         "every element rounded once, to nearest even, to a Format, in x's dtype (f64, or f32 when the Format fits)", lab::round_to;
     Linear = "linear", &[req("x"), req("w"), opt("b")], false, Rule::Contract(3), promotes(0, 3), Rule, Host::No,
