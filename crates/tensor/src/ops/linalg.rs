@@ -432,14 +432,18 @@ impl<T: Real> Lu<T> {
 
 // ---------------------------------------------------------------- kernels
 
-/// `solve(a, b)`: `a` [..., n, n]; `b` [..., n, k], or [n] (a vector, only
-/// when rank 1, as NumPy 2 has it); the batch axes broadcast.
-pub(super) fn solve(args: &Args) -> Result<Out, TensorError> {
-    let (a, b) = (args.tensor("a")?, args.tensor("b")?);
-    let ab = args.about("a", batch_of("solve", a, true))?;
-    let n = ab.rows;
+/// The right-hand side `b` of `solve`/`lstsq` against an `a` of `rows`
+/// rows: its batch axes, its column count, and whether it is one vector
+/// ([rows], only at rank 1, as NumPy 2 has it) rather than [..., rows, k].
+fn right_hand_side(
+    args: &Args,
+    op: &str,
+    a: &Tensor,
+    b: &Tensor,
+    rows: usize,
+) -> Result<(Vec<usize>, usize, bool), TensorError> {
     let vector = b.ndim() == 1;
-    let (b_lead, bn, k) = if vector {
+    let (lead, bn, k) = if vector {
         (Vec::new(), b.shape()[0], 1)
     } else if b.ndim() >= 2 {
         let s = b.shape();
@@ -447,19 +451,31 @@ pub(super) fn solve(args: &Args) -> Result<Out, TensorError> {
     } else {
         return Err(args.blame(
             "b",
-            TensorError("`solve`: `b` must be a vector or a matrix, not a rank-0 tensor".into()),
+            TensorError(format!(
+                "`{op}`: `b` must be a vector or a matrix, not a rank-0 tensor"
+            )),
         ));
     };
-    if bn != n {
+    if bn != rows {
         return Err(args.blame(
             "b",
             TensorError(format!(
-                "`solve`: `a` is {n}×{n} but `b` has {bn} rows (shapes {} and {})",
+                "`{op}`: `a` has {rows} rows but `b` has {bn} (shapes {} and {})",
                 shape_str(a.shape()),
                 shape_str(b.shape())
             )),
         ));
     }
+    Ok((lead, k, vector))
+}
+
+/// `solve(a, b)`: `a` [..., n, n]; `b` [..., n, k], or [n] (a vector, only
+/// when rank 1, as NumPy 2 has it); the batch axes broadcast.
+pub(super) fn solve(args: &Args) -> Result<Out, TensorError> {
+    let (a, b) = (args.tensor("a")?, args.tensor("b")?);
+    let ab = args.about("a", batch_of("solve", a, true))?;
+    let n = ab.rows;
+    let (b_lead, k, vector) = right_hand_side(args, "solve", a, b, n)?;
     let lead = broadcast_shapes(&ab.lead, &b_lead)
         .map_err(|e| TensorError(format!("`solve`: the batch axes {}", e.0)))?;
     let cd = compute_dtype(crate::promote::promote(a.dtype(), b.dtype()));
@@ -845,28 +861,7 @@ pub(super) fn lstsq(args: &Args) -> Result<Out, TensorError> {
     let (a, b) = (args.tensor("a")?, args.tensor("b")?);
     let ab = args.about("a", batch_of("lstsq", a, false))?;
     let (m, n) = (ab.rows, ab.cols);
-    let vector = b.ndim() == 1;
-    let (b_lead, bm, r) = if vector {
-        (Vec::new(), b.shape()[0], 1)
-    } else if b.ndim() >= 2 {
-        let s = b.shape();
-        (s[..s.len() - 2].to_vec(), s[s.len() - 2], s[s.len() - 1])
-    } else {
-        return Err(args.blame(
-            "b",
-            TensorError("`lstsq`: `b` must be a vector or a matrix, not a rank-0 tensor".into()),
-        ));
-    };
-    if bm != m {
-        return Err(args.blame(
-            "b",
-            TensorError(format!(
-                "`lstsq`: `a` has {m} rows but `b` has {bm} (shapes {} and {})",
-                shape_str(a.shape()),
-                shape_str(b.shape())
-            )),
-        ));
-    }
+    let (b_lead, r, vector) = right_hand_side(args, "lstsq", a, b, m)?;
     let lead = broadcast_shapes(&ab.lead, &b_lead)
         .map_err(|e| TensorError(format!("`lstsq`: the batch axes {}", e.0)))?;
     let cd = compute_dtype(crate::promote::promote(a.dtype(), b.dtype()));
