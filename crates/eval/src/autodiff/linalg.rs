@@ -25,30 +25,11 @@ use twill_syntax::ast::BinOp;
 use twill_tensor::ops::Op;
 use twill_tensor::DType;
 
-use super::record::{binary_values, cast, op_pos};
+use super::arith::{add, binary as bin, div, mul, o, sub, Res};
+use super::record::cast;
 use crate::bridge::tensor_value;
 use crate::value::{base, Slot, Value};
 
-type Res<T> = Result<T, String>;
-
-fn o(op: Op, pos: &[Value]) -> Res<Value> {
-    op_pos(op, pos)
-}
-fn bin(b: BinOp, x: &Value, y: &Value) -> Res<Value> {
-    binary_values(b, x, y).map_err(|f| f.message)
-}
-fn add(x: &Value, y: &Value) -> Res<Value> {
-    bin(BinOp::Add, x, y)
-}
-fn sub(x: &Value, y: &Value) -> Res<Value> {
-    bin(BinOp::Sub, x, y)
-}
-fn mul(x: &Value, y: &Value) -> Res<Value> {
-    bin(BinOp::Mul, x, y)
-}
-fn div(x: &Value, y: &Value) -> Res<Value> {
-    bin(BinOp::Div, x, y)
-}
 fn mm(x: &Value, y: &Value) -> Res<Value> {
     o(Op::Matmul, &[x.clone(), y.clone()])
 }

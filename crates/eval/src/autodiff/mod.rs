@@ -21,6 +21,7 @@
 //! adds it. The rules never name a dtype: they compute at the cotangent's
 //! width (narrow primals are widened first, see `rules::wide`).
 
+mod arith;
 mod backward;
 pub(crate) mod functional;
 mod linalg;

@@ -31,27 +31,15 @@ use twill_tensor::DType;
 
 use twill_tensor::ops::Op;
 
-use super::record::{
-    accumulate, assign, binary_values, cast, index, index_add, op, op_pos, reverse, scatter_add,
-};
+use super::arith::{add, binary, div, mul, o, sub, Res};
+use super::record::{accumulate, assign, cast, index, index_add, op, reverse, scatter_add};
 use crate::bridge::tensor_value;
 use crate::value::{base, AdOp, Slot, Value};
 
-type Res<T> = Result<T, String>;
-
-/// `a op b` on any values (host numbers too), recorded when tracked.
-fn binary(bop: BinOp, a: &Value, b: &Value) -> Res<Value> {
-    binary_values(bop, a, b).map_err(|f| f.message)
-}
 type Contribs = Vec<(Slot, Value)>;
 
 fn slot(arg: usize) -> Slot {
     Slot { arg, elem: 0 }
-}
-
-/// A registry operation on positional arguments, recorded when tracked.
-fn o(o: Op, pos: &[Value]) -> Res<Value> {
-    op_pos(o, pos)
 }
 
 /// A registry operation on arguments by slot (absent optional ones `None`).
@@ -59,18 +47,6 @@ fn os(o: Op, slots: &[Option<Value>]) -> Res<Value> {
     op(o, slots).map_err(|e| e.message)
 }
 
-fn add(a: &Value, b: &Value) -> Res<Value> {
-    binary(BinOp::Add, a, b)
-}
-fn sub(a: &Value, b: &Value) -> Res<Value> {
-    binary(BinOp::Sub, a, b)
-}
-fn mul(a: &Value, b: &Value) -> Res<Value> {
-    binary(BinOp::Mul, a, b)
-}
-fn div(a: &Value, b: &Value) -> Res<Value> {
-    binary(BinOp::Div, a, b)
-}
 fn cmp(bop: BinOp, a: &Value, b: &Value) -> Res<Value> {
     binary(bop, a, b)
 }

@@ -24,30 +24,18 @@ pub enum Input {
 /// depends on something unknown.
 pub fn binary(op: BinaryOp, a: Input, b: Input) -> Option<DType> {
     let joined = join(a, b)?;
-    Some(match op {
-        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
-            DType::Bool
-        }
-        BinaryOp::Div
-        | BinaryOp::Copysign
-        | BinaryOp::Nextafter
-        | BinaryOp::Atan2
-        | BinaryOp::Hypot
-        | BinaryOp::Logaddexp => float_result(joined),
-        BinaryOp::Add
-        | BinaryOp::Sub
-        | BinaryOp::Mul
-        | BinaryOp::FloorDiv
-        | BinaryOp::Mod
-        | BinaryOp::Pow
-        | BinaryOp::BitAnd
-        | BinaryOp::BitOr
-        | BinaryOp::BitXor
-        | BinaryOp::Shl
-        | BinaryOp::Shr
-        | BinaryOp::Maximum
-        | BinaryOp::Minimum
-        | BinaryOp::Fmod => joined,
+    let compare = matches!(
+        op,
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+    );
+    // `/` and the float functions give a float: `float_only` is the list
+    // the kernels use too.
+    Some(if compare {
+        DType::Bool
+    } else if op.float_only() {
+        float_result(joined)
+    } else {
+        joined
     })
 }
 

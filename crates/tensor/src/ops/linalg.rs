@@ -817,6 +817,15 @@ fn cutoff<T: Real>(s: &[T], m: usize, n: usize) -> T {
 
 /// `v · diag(1/s) · uᵀ · b` over the singular values above the cutoff
 /// (`b` m × r); with `b` the identity, the pseudo-inverse.
+/// The least-squares solution of the m × n matrix `a` against `b` through
+/// its thin SVD, singular values at or below NumPy's cutoff taken as zero
+/// (`lstsq`, and `pinv` as the solution against the identity).
+fn svd_solve<T: Real>(a: &[T], m: usize, n: usize, b: MatRef<'_, T>) -> Result<Mat<T>, Failure> {
+    let mut s = try_filled(m.min(n), T::ZERO).map_err(|_| Failure::OutOfMemory)?;
+    let (u, v) = thin_svd(a, m, n, &mut s)?;
+    pseudo_solve(&u, &s, &v, b, cutoff(&s, m, n))
+}
+
 fn pseudo_solve<T: Real>(
     u: &Mat<T>,
     s: &[T],
@@ -882,17 +891,14 @@ pub(super) fn lstsq(args: &Args) -> Result<Out, TensorError> {
         out_shape.extend([n, r]);
     }
     let count: usize = lead.iter().product();
-    let k = m.min(n);
     real_dispatch!(cd, T => {
         let (da, db) = (slice::<T>(&sa)?, slice::<T>(&sb)?);
         let mut outs = [out::<T>(crate::tensor::numel_of(&out_shape)?)?];
         each("lstsq", count, &mut outs, |i, [x]| {
-            let mut s = try_filled(k, T::ZERO).map_err(|_| Failure::OutOfMemory)?;
-            let (u, v) = thin_svd(&da[i * m * n..(i + 1) * m * n], m, n, &mut s)?;
             let rhs = if vector { db } else { &db[i * m * r..(i + 1) * m * r] };
             finite(rhs)?;
             let bm = load(rhs, m, r)?;
-            let sol = pseudo_solve(&u, &s, &v, bm.as_ref(), cutoff(&s, m, n))?;
+            let sol = svd_solve(&da[i * m * n..(i + 1) * m * n], m, n, bm.as_ref())?;
             store(sol.as_ref(), x);
             Ok(())
         })?;
@@ -907,7 +913,6 @@ pub(super) fn pinv(args: &Args) -> Result<Out, TensorError> {
     let a = args.tensor("a")?;
     let ab = args.about("a", batch_of("pinv", a, false))?;
     let (m, n) = (ab.rows, ab.cols);
-    let k = m.min(n);
     let cd = compute_dtype(a.dtype());
     let sa = prepared(a, a.shape(), cd)?;
     let shape = ab.shape(&[n, m]);
@@ -915,13 +920,11 @@ pub(super) fn pinv(args: &Args) -> Result<Out, TensorError> {
         let da = slice::<T>(&sa)?;
         let mut outs = [out::<T>(crate::tensor::numel_of(&shape)?)?];
         each("pinv", ab.count(), &mut outs, |i, [x]| {
-            let mut s = try_filled(k, T::ZERO).map_err(|_| Failure::OutOfMemory)?;
-            let (u, v) = thin_svd(&da[i * m * n..(i + 1) * m * n], m, n, &mut s)?;
             let mut eye = zeros::<T>(m, m)?;
             for j in 0..m {
                 eye[(j, j)] = T::ONE;
             }
-            let sol = pseudo_solve(&u, &s, &v, eye.as_ref(), cutoff(&s, m, n))?;
+            let sol = svd_solve(&da[i * m * n..(i + 1) * m * n], m, n, eye.as_ref())?;
             store(sol.as_ref(), x);
             Ok(())
         })?;
