@@ -25,7 +25,7 @@ The models:
   asin acos atanh acosh reciprocal in one composite model.
 * binary_functions: lgamma atan2 hypot logaddexp copysign fmod.
 * derived_operations: norm dot outer diff tril triu trace diag nanmean
-  nansum nanmax.
+  nansum nanmax quantile.
 
 Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
 x64 enabled.
@@ -222,7 +222,7 @@ def binary_functions():
 
 
 def derived_operations():
-    """norm dot outer diff tril triu trace diag and the nan-reductions."""
+    """norm dot outer diff tril triu trace diag, the nan-reductions and quantile."""
     inp = {"x": randn(5, 3, scale=0.6), "w": randn(3, 4, scale=0.7)}
 
     def loss(w, x):
@@ -230,7 +230,8 @@ def derived_operations():
         a = jnp.sum(jnp.linalg.norm(h, axis=1)) + jnp.sum(jnp.abs(h)) + jnp.dot(h[0], h[1]) + jnp.sum(jnp.outer(h[2], h[3]))
         b = jnp.sum(jnp.diff(h, axis=0) ** 2) + jnp.sum(jnp.tril(h)) * 0.5 + jnp.sum(jnp.triu(h, 1) ** 2) + jnp.trace(h[:4])
         c = jnp.sum(jnp.nanmean(h, axis=0)) + jnp.nansum(h * h) + jnp.sum(jnp.nanmax(h, axis=1)) + jnp.sum(jnp.diag(h))
-        return a + b + c
+        d = jnp.sum(jnp.quantile(h, jnp.array([0.1, 0.5, 0.8]), axis=0) ** 2) + jnp.quantile(h, 0.3)
+        return a + b + c + d
 
     v, g = jax.value_and_grad(loss, argnums=(0, 1))(inp["w"], inp["x"])
     return case("derived_operations", inp, {"loss": v, "dw": g[0], "dx": g[1]})

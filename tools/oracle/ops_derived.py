@@ -1,6 +1,6 @@
 """Writes testdata/vectors/ops_derived.jsonl: the operations of spec §11.3
 made of other kernels — flatten diff tril triu diag trace outer dot isclose
-allclose nansum nanmean nanmax nanmin count_nonzero norm — for
+allclose nansum nanmean nanmax nanmin quantile count_nonzero norm — for
 crates/tensor/tests/ops_oracle.rs.
 
     tools/oracle/.venv/bin/python tools/oracle/ops_derived.py
@@ -12,7 +12,10 @@ tree (ops_reduce.fixed_fold), `dot`, `outer` and norm's sum of squares are
 contractions (ops_contract.ref_einsum), `diff` is one exact subtraction per
 element. Where NumPy defines the same thing bit for bit it is asked too and
 must agree: np.isclose on f16/f32/f64, np.tril/np.triu/np.diag/np.diff on
-the exact values, np.nanmax/np.nanmin, np.count_nonzero. Bit-exact (ulp 0).
+the exact values, np.nanmax/np.nanmin, np.count_nonzero. `quantile` is np.quantile itself
+(the default linear method) on the exact f64 values of the elements, the
+result rounded once into float_result(dtype) — for f64 it is NumPy's
+result bit for bit. Bit-exact (ulp 0).
 
 Deterministic: inputs come from numpy's PCG64 with a fixed seed.
 """
@@ -426,9 +429,89 @@ def norm_cases():
     return out
 
 
+# ---------------------------------------------------------------------------
+# quantile: NumPy's own, on the exact f64 values, rounded once.
+
+QS = [0.0, 0.1, 0.25, 1 / 3, 0.5, 0.7, 0.9, 0.999, 1.0]
+
+
+def np_quantile(shape, vals, q, axis, keep):
+    a = np.array([float(v) for v in vals], dtype=np.float64).reshape(shape)
+    with np.errstate(all="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.quantile(a, q, axis=axis, keepdims=keep)
+
+
+def quantile_cases():
+    out = []
+    for dt in ALL:
+        for shape, axis, keep in (([7], None, False), ([3, 4], None, False), ([3, 4], 1, False), ([3, 4], 0, True),
+                                  ([2, 3, 5], (0, 2), False), ([2, 3, 5], -1, True), ([40, 3], 0, False),
+                                  ([1], None, False)):
+            v = rand(dt, math.prod(shape))
+            if dt in FLOATS and shape == [3, 4]:
+                v[5] = NAN  # one row (axis 1) and one column (axis 0) hold a NaN
+            if dt in FLOATS and shape == [40, 3]:
+                v[7], v[10] = INF, -INF  # infinities at the ends of columns 1 and 2
+            rt = R.float_result(dt)
+            for qi, q in enumerate(QS if shape != [40, 3] else [0.05, 0.5, 0.95]):
+                if shape in ([2, 3, 5], [1]) and qi % 3:
+                    continue
+                want = np_quantile(shape, v, q, axis, keep)
+                res = [rnd(rt, Q(float(x))) if math.isfinite(x) else float(x) for x in np.asarray(want).reshape(-1)]
+                kw = {"q": opslib.f(q)}
+                if axis is not None:
+                    kw["axis"] = {"i": axis} if isinstance(axis, int) else {"ints": list(axis)}
+                if keep:
+                    kw["keepdim"] = {"b": True}
+                out.append(case("quantile", [T(dt, shape, v)], T(rt, list(np.asarray(want).shape), res), kw,
+                                note=f"quantile q={q} of {dt} {shape}, axis={axis}, keepdim={keep}"))
+        # A rank-1 q (its axis first), in an f32 tensor and an f64 one.
+        for qdt in ("f32", "f64"):
+            shape = [4, 6]
+            v = rand(dt, 24)
+            qv = [rnd(qdt, Q(x)) for x in (0.2, 0.5, 0.0, 1.0, 0.75)]
+            for axis, keep in ((None, False), (1, False), (0, True)):
+                want = np_quantile(shape, v, np.array(qv), axis, keep)
+                rt = R.float_result(dt)
+                res = [rnd(rt, Q(float(x))) for x in np.asarray(want).reshape(-1)]
+                kw = {"q": T(qdt, [len(qv)], qv)}
+                if axis is not None:
+                    kw["axis"] = {"i": axis}
+                if keep:
+                    kw["keepdim"] = {"b": True}
+                out.append(case("quantile", [T(dt, shape, v)], T(rt, list(want.shape), res), kw,
+                                note=f"quantile of {dt} {shape} at a rank-1 {qdt} q, axis={axis}, keepdim={keep}"))
+    # Exactly representable quantiles where the weight is exactly 0.5 or an
+    # integer index, and rows of equal values.
+    for vals, q in (([1.0, 2.0, 3.0, 4.0, 5.0], 0.375), ([2.0, 2.0, 2.0], 0.3), ([-1.5, 7.25], 0.5), ([5.0], 0.0)):
+        want = float(np.quantile(np.array(vals), q))
+        out.append(case("quantile", [T("f64", [len(vals)], vals)], T("f64", [], [want]), {"q": opslib.f(q)},
+                        note=f"quantile {q} of {vals}"))
+    # NumPy's interpolation meets infinity as b − a: inf·0 is NaN.
+    for q in (0.0, 0.3, 1.0):
+        want = float(np_quantile([2], [1.0, INF], q, None, False))
+        out.append(case("quantile", [T("f64", [2], [1.0, INF])], T("f64", [], [want]), {"q": opslib.f(q)},
+                        note=f"quantile {q} of [1, inf] (NumPy: {want})"))
+    # An empty reduction gives NaN (as median; NumPy raises instead).
+    out.append(case("quantile", [T("f32", [0, 3], [])], T("f32", [3], [NAN] * 3), {"q": opslib.f(0.5), "axis": {"i": 0}},
+                    note="quantile of an empty column is NaN"))
+    out.append(case("quantile", [T("f64", [3], [1.0, 2.0, 3.0])], {"error": "q must be in [0, 1]"}, {"q": opslib.f(1.5)},
+                    note="q above 1"))
+    out.append(case("quantile", [T("f64", [3], [1.0, 2.0, 3.0])], {"error": "q must be in [0, 1]"}, {"q": opslib.f(NAN)},
+                    note="q NaN"))
+    out.append(case("quantile", [T("f64", [3], [1.0, 2.0, 3.0])], {"error": "q must be in [0, 1]"},
+                    {"q": T("f64", [2], [0.5, -0.25])}, note="a q tensor with a negative value"))
+    out.append(case("quantile", [T("f64", [3], [1.0, 2.0, 3.0])], {"error": "rank-1 tensor"},
+                    {"q": T("f64", [1, 1], [0.5])}, note="a rank-2 q"))
+    return out
+
+
 def main():
     cases = (flatten_cases() + diff_cases() + tri_cases() + diag_cases() + trace_cases() + contraction_cases()
-             + close_cases() + nan_cases() + norm_cases())
+             + close_cases() + nan_cases() + norm_cases() + quantile_cases())
     header = __doc__.split("\n\n")[0] + "\n\n" + "tools/oracle/.venv/bin/python tools/oracle/ops_derived.py (numpy " + np.__version__ + ")"
     opslib.write("derived", cases, header)
 

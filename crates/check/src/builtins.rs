@@ -92,6 +92,8 @@ builtins! {
         Chr = "chr", "the one-character Str of a code point";
         Format = "format", "a value's text by a format spec, as in an f-string: format(x, \".3f\")";
         Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
+        Finfo = "finfo", "the limits of a float dtype, NumPy's finfo: a struct of F64s eps, max, min (= -max), tiny (the smallest normal), smallest_subnormal, and the Int bits";
+        Iinfo = "iinfo", "the range of an integer dtype, NumPy's iinfo: a struct of the Ints min, max and bits";
         FloatFormat = "float_format", "a float format for the formats lab: float_format(exp_bits, man_bits, bias=2^(exp_bits-1)-1, subnormals=true, special=\"ieee\"), special one of \"ieee\", \"fn\", \"none\"";
     }
     make {
@@ -123,6 +125,75 @@ builtins! {
         Jacobian = "jacobian", "the Jacobian of f at x";
         Hessian = "hessian", "the exact Hessian of a scalar f at x";
     }
+}
+
+/// The struct `finfo` or `iinfo` returns (spec §11.3), named after the
+/// builtin, with its fields in order and whether each is an Int (else an
+/// F64). The checker registers it and the evaluator builds its values from
+/// this one description.
+pub fn info_fields(h: HostFn) -> Option<(&'static str, &'static [(&'static str, bool)])> {
+    const FINFO: &[(&str, bool)] = &[
+        ("eps", false),
+        ("max", false),
+        ("min", false),
+        ("tiny", false),
+        ("smallest_subnormal", false),
+        ("bits", true),
+    ];
+    const IINFO: &[(&str, bool)] = &[("min", true), ("max", true), ("bits", true)];
+    if h == HostFn::Finfo {
+        Some(("finfo", FINFO))
+    } else if h == HostFn::Iinfo {
+        Some(("iinfo", IINFO))
+    } else {
+        None
+    }
+}
+
+/// A field value of `finfo`'s or `iinfo`'s struct.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InfoValue {
+    F64(f64),
+    Int(i64),
+}
+
+/// The field values of `finfo(d)` or `iinfo(d)`, in [`info_fields`]'
+/// order, from the dtype's own limits (`DType::float_info`,
+/// `DType::int_info`); or the error for a dtype that has none.
+pub fn info_values(h: HostFn, d: DType) -> Result<Vec<InfoValue>, String> {
+    use InfoValue::{Int, F64};
+    if h == HostFn::Finfo {
+        let i = d.float_info().ok_or_else(|| {
+            format!("`finfo` takes a float dtype (bf16, f16, f32, f64), not {d}; for an integer dtype, `iinfo` gives its range")
+        })?;
+        Ok(vec![
+            F64(i.eps),
+            F64(i.max),
+            F64(i.min),
+            F64(i.tiny),
+            F64(i.smallest_subnormal),
+            Int(i.bits),
+        ])
+    } else {
+        let i = d.int_info().ok_or_else(|| {
+            format!("`iinfo` takes an integer dtype (i8, i32), not {d}; for a float dtype, `finfo` gives its limits")
+        })?;
+        Ok(vec![Int(i.min), Int(i.max), Int(i.bits)])
+    }
+}
+
+/// The definition of `finfo`'s or `iinfo`'s struct, its fields' symbols
+/// given by `sym` (the checker interns them; the evaluator looks them up).
+pub fn info_struct(
+    h: HostFn,
+    mut sym: impl FnMut(&str) -> crate::types::Sym,
+) -> Option<crate::types::StructDef> {
+    let (name, fields) = info_fields(h)?;
+    Some(crate::types::StructDef {
+        name: name.into(),
+        fields: fields.iter().map(|(f, _)| (*f).into()).collect(),
+        syms: fields.iter().map(|(f, _)| sym(f)).collect(),
+    })
 }
 
 /// The keyword of the dtype parameter of the builtins that make a tensor
@@ -316,7 +387,9 @@ impl Builtin {
             | Builtin::Host(HostFn::F64FromBits)
             | Builtin::Host(HostFn::Seed)
             | Builtin::Host(HostFn::Env)
-            | Builtin::Host(HostFn::Chr) => (1, Some(1), &[]),
+            | Builtin::Host(HostFn::Chr)
+            | Builtin::Host(HostFn::Finfo)
+            | Builtin::Host(HostFn::Iinfo) => (1, Some(1), &[]),
             Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
             Builtin::Host(HostFn::FloatFormat) => (
                 2,
@@ -378,6 +451,9 @@ impl Builtin {
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) => Ty::Str,
             Builtin::Host(HostFn::FloatFormat) => Ty::Format,
+            // Structs the checker registers (`info_struct`); it gives their
+            // type itself.
+            Builtin::Host(HostFn::Finfo) | Builtin::Host(HostFn::Iinfo) => Ty::Unknown,
             Builtin::Host(HostFn::Sorted) => {
                 let elem = if let Ty::Arr(t) = &first {
                     (**t).clone()
@@ -853,6 +929,24 @@ impl FormatField {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn info_values_match_their_fields() {
+        for h in [HostFn::Finfo, HostFn::Iinfo] {
+            let (_, fields) = info_fields(h).unwrap();
+            let mut some = 0;
+            for d in DType::ALL {
+                if let Ok(vals) = info_values(h, d) {
+                    some += 1;
+                    assert_eq!(vals.len(), fields.len());
+                    for (v, (name, int)) in vals.iter().zip(fields) {
+                        assert_eq!(matches!(v, InfoValue::Int(_)), *int, "{name} of {d}");
+                    }
+                }
+            }
+            assert_eq!(some, if h == HostFn::Finfo { 4 } else { 2 });
+        }
+    }
 
     #[test]
     fn tables_are_in_enum_order_and_names_are_unique() {

@@ -830,6 +830,9 @@ impl Pass<'_> {
     /// functions can call functions defined later and structs can refer to
     /// each other.
     fn predeclare(&mut self, stmts: &[ast::Stmt]) {
+        // `finfo` and `iinfo` name their structs in annotations too.
+        self.info_struct(HostFn::Finfo);
+        self.info_struct(HostFn::Iinfo);
         for s in stmts {
             if let StmtKind::Struct(decl) = &s.kind {
                 if self.ck.structs.contains_key(&*self.gkey(&decl.name.name))
@@ -3061,6 +3064,9 @@ impl Pass<'_> {
                     self.arity_error(span, n, want, npos);
                 }
                 let mut ty = b.result_type(&tys);
+                if let Builtin::Host(h @ (HostFn::Finfo | HostFn::Iinfo)) = b {
+                    ty = self.info_type(h, args, span);
+                }
                 if let (Ty::Tensor(None), Some(mut dpos)) = (&ty, b.dtype_param()) {
                     // `arange(n, dt)`: a dtype in second place is the dtype.
                     let second_is_dtype = args.iter().filter(|a| a.name.is_none()).nth(1).is_some_and(
@@ -3436,6 +3442,47 @@ impl Pass<'_> {
     /// The dtype a constructor call asks for when its dtype argument is a
     /// dtype constant written in place (positional at `pos` or `dt=`); f64
     /// when the argument is absent; `None` when it is computed.
+    /// The struct type `finfo`/`iinfo` returns, registered on first use
+    /// (`crate::builtins::info_struct`); a dtype written in place that has no
+    /// such limits is a static error.
+    fn info_type(&mut self, h: HostFn, args: &[ast::Arg], span: Span) -> Ty {
+        let ty = self.info_struct(h);
+        // A dtype written in place is checked here; any other is at run time.
+        let written = args.len() == 1
+            && args
+                .iter()
+                .all(|a| a.name.is_none() && matches!(a.value.kind, A::Name(_)));
+        if let Some(d) = written.then(|| self.literal_dtype_arg(args, 0)).flatten() {
+            if let Err(m) = crate::builtins::info_values(h, d) {
+                let (msg, note) = m.split_once("; ").unwrap_or((&m, ""));
+                self.err(Diagnostic::error(span, msg.to_string()).with_note(note.to_string()));
+            }
+        }
+        ty
+    }
+
+    /// The struct of `finfo` or `iinfo`, registered under the builtin's
+    /// name (which no program can give a struct of its own) if it is not.
+    fn info_struct(&mut self, h: HostFn) -> Ty {
+        let Some((name, fields)) = crate::builtins::info_fields(h) else {
+            return Ty::Unknown;
+        };
+        if !self.ck.structs.contains_key(name) {
+            let Some(def) = crate::builtins::info_struct(h, |f| self.ck.intern(f)) else {
+                return Ty::Unknown;
+            };
+            let tys = fields
+                .iter()
+                .map(|&(_, int)| if int { Ty::Int } else { Ty::F64 })
+                .collect();
+            self.ck.structs.insert(name.to_string(), (Rc::new(def), tys));
+        }
+        self.ck
+            .structs
+            .get(name)
+            .map_or(Ty::Unknown, |(def, _)| Ty::Struct(def.clone()))
+    }
+
     fn literal_dtype_arg(&mut self, args: &[ast::Arg], pos: usize) -> Option<DType> {
         let arg = args
             .iter()

@@ -30,7 +30,7 @@ use crate::bridge::{
 use crate::error::{fail, fail_as, fail_with, Cx, ErrorKind, Failure, R};
 use crate::ops;
 use crate::print::{display, repr};
-use crate::value::{DictKey, IndexKey, RangeVal, Value};
+use crate::value::{DictKey, IndexKey, RangeVal, StructVal, Value};
 
 /// Largest array `arr(range(…))` builds, to fail cleanly instead of
 /// exhausting memory.
@@ -351,6 +351,31 @@ pub(crate) fn call_builtin(
             host_builtin(cx, h, argv, span)
         }
     }
+}
+
+/// `finfo(dt)` and `iinfo(dt)`: the struct `twill_check::builtins`
+/// describes (`info_fields`, `info_values`).
+fn dtype_info(cx: &mut dyn Cx, h: HostFn, dt: Value, span: Span) -> R<Value> {
+    use twill_check::builtins::{info_fields, info_struct, info_values, InfoValue};
+    let Value::DType(d) = dt else {
+        let name = info_fields(h).map_or("", |f| f.0);
+        return fail(span, format!("`{name}` needs a dtype, not `{}`", dt.type_name()));
+    };
+    let fields = info_values(h, d)
+        .or_else(|m| fail(span, m))?
+        .into_iter()
+        .map(|v| match v {
+            InfoValue::F64(x) => Value::F64(x),
+            InfoValue::Int(i) => Value::Int(i),
+        })
+        .collect();
+    let Some(def) = info_struct(h, |f| cx.sym_of(f)) else {
+        return fail(span, "no such struct");
+    };
+    Ok(Value::Struct(Rc::new(StructVal {
+        def: Rc::new(def),
+        fields,
+    })))
 }
 
 /// `print(values…, sep=" ", end="\n")`: the slots hold `sep` and `end`
@@ -778,6 +803,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             other => fail(span, format!("`chr` needs an Int, not `{}`", other.type_name())),
         },
         HostFn::FloatFormat => float_format(argv.into_iter().map(Some).collect(), span),
+        HostFn::Finfo | HostFn::Iinfo => dtype_info(cx, h, arg(0), span),
         HostFn::Sorted => {
             let reverse = match arg(1) {
                 Value::Unit => false,

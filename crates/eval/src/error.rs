@@ -249,6 +249,9 @@ pub(crate) trait Cx {
     fn call_value(&mut self, callee: &Value, args: Vec<Value>, span: Span) -> R<Value>;
     fn host(&mut self) -> &mut dyn Host;
     fn sym_name(&self, sym: Sym) -> Rc<str>;
+    /// The symbol the checker interned for `name` (`Sym(u32::MAX)`, which
+    /// names nothing, if it did not).
+    fn sym_of(&self, name: &str) -> Sym;
     /// The next number of the program's random generator (spec §11.5).
     fn next_seed(&mut self) -> u64;
     /// Restarts the program's random generator from `n` (`seed(n)`).

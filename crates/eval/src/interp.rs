@@ -2430,6 +2430,11 @@ impl Cx for Interp {
             .unwrap_or_else(|| Rc::from("?"))
     }
 
+    fn sym_of(&self, name: &str) -> Sym {
+        let at = self.symbols.iter().position(|s| &**s == name);
+        Sym(at.and_then(|i| u32::try_from(i).ok()).unwrap_or(u32::MAX))
+    }
+
     fn next_seed(&mut self) -> u64 {
         // SplitMix64 (Steele, Lea and Flood, 2014).
         self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);

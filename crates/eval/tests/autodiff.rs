@@ -256,6 +256,9 @@ check("norm axis", fn(x) { norm(x, axis=1, keepdim=true) }, x, 325)
 check("norm 1", fn(x) { norm(x, ord=1, axis=0) }, x, 326)
 check("norm inf", fn(x) { norm(x, ord=inf) }, x, 327)
 check("norm fro", fn(x) { norm(x, ord="fro") }, x, 328)
+check("quantile", fn(x) { x.quantile(0.3, axis=1) }, x, 329)
+check("quantile of a q tensor", fn(x) { quantile(x, tensor([0.2, 0.5, 0.9]), keepdim=true) }, x, 330)
+check("quantile over axes", fn(x) { x.quantile(0.75, axis=[0, 1]) }, x, 331)
 "##);
 }
 
@@ -817,7 +820,8 @@ let loss = fn(p) {
     let a = norm(h, axis=1).sum() + norm(h, ord=1) + dot(h[0], h[1]) + outer(h[2], h[3]).sum()
     let b = diff(h, axis=0).square().sum() + h.tril().sum() * 0.5 + h.triu(1).square().sum() + h[:4].trace()
     let c = nanmean(h, axis=0).sum() + nansum(h * h) + nanmax(h, axis=1).sum() + h.diag().sum()
-    a + b + c
+    let d = quantile(h, tensor([0.1, 0.5, 0.8]), axis=0).square().sum() + quantile(h, 0.3)
+    a + b + c + d
 }
 let vg = value_and_grad(loss, [w, x])
 dump("loss", vg.0)

@@ -356,3 +356,53 @@ fn narrowing_to_f32_agrees_with_as_cast() {
         "only {checked} f64 inputs checked against `as f32`"
     );
 }
+
+/// `DType::float_info` and `DType::int_info` (`finfo`, `iinfo`) against
+/// NumPy's and ml_dtypes' own (`tools/oracle/dtype_info.py`), every field.
+#[test]
+fn dtype_limits_match_numpy_and_ml_dtypes() {
+    let mut seen = Vec::new();
+    check_file("dtype_info.txt", 30, |f| {
+        let (Some(kind), Some(dt), Some(field)) = (f.first(), f.get(1), f.get(2)) else {
+            return vec!["short line".into()];
+        };
+        let Some(d) = DType::from_name(dt) else {
+            return vec![format!("unknown dtype {dt}")];
+        };
+        seen.push((kind.to_string(), d));
+        let got = match (*kind, d.float_info(), d.int_info()) {
+            ("finfo", Some(i), _) => match *field {
+                "bits" => i.bits.to_string(),
+                name => {
+                    let v = match name {
+                        "eps" => i.eps,
+                        "max" => i.max,
+                        "min" => i.min,
+                        "tiny" => i.tiny,
+                        "smallest_subnormal" => i.smallest_subnormal,
+                        other => return vec![format!("unknown field {other}")],
+                    };
+                    format!("{:016x}", v.to_bits())
+                }
+            },
+            ("iinfo", _, Some(i)) => match *field {
+                "min" => i.min.to_string(),
+                "max" => i.max.to_string(),
+                "bits" => i.bits.to_string(),
+                other => return vec![format!("unknown field {other}")],
+            },
+            _ => return vec![format!("{dt} has no {kind}")],
+        };
+        match f.get(3) {
+            Some(want) if *want == got => vec![],
+            want => vec![format!("got {got}, want {want:?}")],
+        }
+    });
+    // Exactly the float dtypes have finfo and the integers iinfo.
+    for d in DType::ALL {
+        let f = seen.iter().any(|(k, x)| k == "finfo" && *x == d);
+        let i = seen.iter().any(|(k, x)| k == "iinfo" && *x == d);
+        assert_eq!(d.float_info().is_some(), f, "{d}");
+        assert_eq!(d.int_info().is_some(), i, "{d}");
+    }
+}

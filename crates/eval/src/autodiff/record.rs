@@ -122,6 +122,9 @@ pub(crate) fn op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError> {
     if matches!(op, Op::Sort | Op::Topk) {
         return select_sorted(op, slots).map_err(OpError::from);
     }
+    if op == Op::Quantile {
+        return quantile(slots).map_err(OpError::from);
+    }
     let mut parents = Vec::new();
     let stripped: Vec<Option<Value>> = slots
         .iter()
@@ -227,6 +230,133 @@ fn select_sorted(which: Op, args: &[Option<Value>]) -> Result<Value, String> {
         return Ok(x);
     }
     op_pos(Op::Gather, &[x, Value::Int(ax as i64), idx])
+}
+
+pub(crate) fn norm_axis(a: i64, ndim: usize) -> Result<usize, String> {
+    twill_tensor::tensor::normalize_axis(a, ndim).map_err(|e| e.0)
+}
+
+/// The axes a reduction reduced (all when `axis` is absent).
+pub(crate) fn reduced_axes(axis: &Option<Value>, ndim: usize) -> Result<Vec<usize>, String> {
+    let mut axes = match axis {
+        None => (0..ndim).collect(),
+        Some(v) => axis_list(v, ndim)?,
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    if ndim == 0 {
+        axes.clear();
+    }
+    Ok(axes)
+}
+
+/// An axis argument (an Int, an `Arr[Int]` or an integral tensor) as
+/// normalised axes, in the order given.
+pub(crate) fn axis_list(v: &Value, ndim: usize) -> Result<Vec<usize>, String> {
+    match v {
+        Value::Int(a) => Ok(vec![norm_axis(*a, ndim.max(1))?]),
+        Value::Arr(items) => items
+            .iter()
+            .map(|it| match it {
+                Value::Int(a) => norm_axis(*a, ndim.max(1)),
+                _ => Err("an axis must be an Int".into()),
+            })
+            .collect(),
+        t if base(t).is_some() => base(t)
+            .map(|t| t.to_f64_vec())
+            .transpose()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| norm_axis(a as i64, ndim.max(1)))
+            .collect(),
+        other => Err(format!("an axis cannot be a `{}`", other.type_name())),
+    }
+}
+
+/// `quantile` of a tracked tensor: the neighbours are found on the plain
+/// values (NumPy's picks, `reduce::quantile_pick`), gathered from the
+/// tracked ones and interpolated in f64 by NumPy's `_lerp` as recorded
+/// operations, then rounded once to the result dtype — the kernel's
+/// arithmetic step for step, so the bits are the kernel's.
+fn quantile(args: &[Option<Value>]) -> Result<Value, String> {
+    use twill_tensor::ops::reduce::quantile_pick;
+    use twill_tensor::Tensor;
+    let plain = strip_slots(args);
+    // The kernel validates everything and gives the result's dtype and shape.
+    let want = plain_op(Op::Quantile, &plain).map_err(|e| e.message)?;
+    let want = base(&want).cloned().ok_or("`quantile` gave no tensor")?;
+    let x = args.first().cloned().flatten().unwrap_or(Value::Unit);
+    let t = base(&x).cloned().ok_or("`quantile` needs a tensor")?;
+    // The kernel has checked q; its values, one or a rank-1 tensor's.
+    let qs: Vec<f64> = match plain.get(1).cloned().flatten() {
+        Some(Value::Int(i)) => vec![i as f64],
+        Some(Value::F64(f)) => vec![f],
+        Some(v) => base(&v)
+            .ok_or("`quantile`: q must be an F64 or a tensor")?
+            .to_f64_vec()
+            .map_err(|e| e.0)?,
+        None => return Err("`quantile` needs its `q` argument".into()),
+    };
+    let nd = t.ndim();
+    let axes = reduced_axes(&args.get(2).cloned().flatten(), nd)?;
+    let kept: Vec<usize> = (0..nd).filter(|a| !axes.contains(a)).collect();
+    let m: usize = kept.iter().map(|&a| t.shape()[a]).product();
+    let n: usize = axes.iter().map(|&a| t.shape()[a]).product();
+    if n == 0 || m == 0 || qs.is_empty() {
+        // Nothing is picked: the result depends on no element.
+        return Ok(tensor_value(want));
+    }
+    let ints = |v: &[usize]| Value::Arr(Rc::new(v.iter().map(|&i| Value::Int(i as i64)).collect()));
+    let perm: Vec<usize> = kept.iter().chain(&axes).copied().collect();
+    let xm = op_pos(Op::Permute, &[x.clone(), ints(&perm)])?;
+    let xm = op_pos(Op::Reshape, &[xm, ints(&[m, n])])?;
+    let xp = base(&xm).cloned().ok_or("`quantile` lost its tensor")?;
+    let order = plain_op(
+        Op::Argsort,
+        &[Some(tensor_value(xp.clone())), Some(Value::Int(1)), None],
+    )
+    .map_err(|e| e.message)?;
+    let order = base(&order)
+        .ok_or("`argsort` gave no tensor")?
+        .to_f64_vec()
+        .map_err(|e| e.0)?;
+    let vals = xp.to_f64_vec().map_err(|e| e.0)?;
+    let nq = qs.len();
+    let (mut lo, mut hi) = (Vec::with_capacity(m * nq), Vec::with_capacity(m * nq));
+    let picks: Vec<(usize, usize, f64)> = qs.iter().map(|&q| quantile_pick(n, q)).collect();
+    for r in 0..m {
+        let row = &order[r * n..(r + 1) * n];
+        let at = |k: usize| row.get(k).copied().unwrap_or(0.0) as i32;
+        // A row holding a NaN (sorted last) gives NaN: both neighbours are it.
+        let nan = vals.get(r * n + at(n - 1) as usize).is_some_and(|v| v.is_nan());
+        for &(i, j, _) in &picks {
+            lo.push(if nan { at(n - 1) } else { at(i) });
+            hi.push(if nan { at(n - 1) } else { at(j) });
+        }
+    }
+    let idx = |v: Vec<i32>| {
+        Tensor::from_vec(v, vec![m, nq])
+            .map(tensor_value)
+            .map_err(|e| e.0)
+    };
+    let wide = |v: Value| cast(&v, DType::F64);
+    let a = wide(op_pos(Op::Gather, &[xm.clone(), Value::Int(1), idx(lo)?])?)?;
+    let b = wide(op_pos(Op::Gather, &[xm, Value::Int(1), idx(hi)?])?)?;
+    let f64s = |v: Vec<f64>| Tensor::from_vec(v, vec![nq]).map(tensor_value).map_err(|e| e.0);
+    let g = f64s(picks.iter().map(|p| p.2).collect())?;
+    let rest = f64s(picks.iter().map(|p| 1.0 - p.2).collect())?;
+    let upper = Tensor::from_vec(picks.iter().map(|p| p.2 >= 0.5).collect::<Vec<bool>>(), vec![nq])
+        .map(tensor_value)
+        .map_err(|e| e.0)?;
+    // NumPy's `_lerp`: a + (b − a)·g, or b − (b − a)·(1 − g) from g = 0.5 on.
+    let d = binary(BinOp::Sub, &b, &a)?;
+    let from_a = binary(BinOp::Add, &a, &binary(BinOp::Mul, &d, &g)?)?;
+    let from_b = binary(BinOp::Sub, &b, &binary(BinOp::Mul, &d, &rest)?)?;
+    let r = op_pos(Op::Where, &[upper, from_b, from_a])?;
+    let r = cast(&r, want.dtype())?;
+    let r = op_pos(Op::Permute, &[r, ints(&[1, 0])])?;
+    op_pos(Op::Reshape, &[r, ints(want.shape())])
 }
 
 /// `a op b` on any values: with a tensor operand through [`binary`]

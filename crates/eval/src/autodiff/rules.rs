@@ -32,7 +32,9 @@ use twill_tensor::DType;
 use twill_tensor::ops::Op;
 
 use super::arith::{add, binary, div, mul, o, sub, Res};
-use super::record::{accumulate, assign, cast, index, index_add, op, reverse, scatter_add};
+use super::record::{
+    accumulate, assign, axis_list, cast, index, index_add, norm_axis, op, reduced_axes, reverse, scatter_add,
+};
 use crate::bridge::tensor_value;
 use crate::value::{base, AdOp, Slot, Value};
 
@@ -137,48 +139,6 @@ fn sum_to(v: &Value, target: &[usize]) -> Res<Value> {
         cur = o(Op::Reshape, &[cur, ints(target)])?;
     }
     Ok(cur)
-}
-
-fn norm_axis(a: i64, ndim: usize) -> Res<usize> {
-    twill_tensor::tensor::normalize_axis(a, ndim).map_err(|e| e.0)
-}
-
-/// The axes a reduction reduced (all when `axis` is absent).
-fn reduced_axes(axis: &Option<Value>, ndim: usize) -> Res<Vec<usize>> {
-    let mut axes = match axis {
-        None => (0..ndim).collect(),
-        Some(v) => axis_list(v, ndim)?,
-    };
-    axes.sort_unstable();
-    axes.dedup();
-    if ndim == 0 {
-        axes.clear();
-    }
-    Ok(axes)
-}
-
-/// An axis argument (an Int, an `Arr[Int]` or an integral tensor) as
-/// normalised axes, in the order given.
-fn axis_list(v: &Value, ndim: usize) -> Res<Vec<usize>> {
-    match v {
-        Value::Int(a) => Ok(vec![norm_axis(*a, ndim.max(1))?]),
-        Value::Arr(items) => items
-            .iter()
-            .map(|it| match it {
-                Value::Int(a) => norm_axis(*a, ndim.max(1)),
-                _ => Err("an axis must be an Int".into()),
-            })
-            .collect(),
-        t if is_tensor(t) => base(t)
-            .map(|t| t.to_f64_vec())
-            .transpose()
-            .map_err(|e| e.to_string())?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|a| norm_axis(a as i64, ndim.max(1)))
-            .collect(),
-        other => Err(format!("an axis cannot be a `{}`", other.type_name())),
-    }
 }
 
 fn flag(v: &Option<Value>) -> bool {
@@ -1000,7 +960,7 @@ fn table_rule(
         // Recorded through what they are made of (`sort`/`topk` as a
         // gather of the tracked values, `split` as slices), never as
         // themselves.
-        Op::Sort | Op::Topk | Op::Split => {
+        Op::Sort | Op::Topk | Op::Split | Op::Quantile => {
             return Err(format!(
                 "`{name}` is recorded through the operations it is made of"
             ))
@@ -1573,7 +1533,8 @@ fn conv2d_rule(
 pub(crate) enum RuleKind {
     /// `table_rule` has its vjp.
     Vjp,
-    /// Recorded as the operations it is built from (`sort`, `topk`, `split`).
+    /// Recorded as the operations it is built from (`sort`, `topk`, `split`,
+    /// `quantile`).
     Composite,
     /// Not recorded: zero derivative, or an integer or bool result.
     NotDifferentiable,
@@ -1674,7 +1635,7 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Svd
         | Op::Lstsq
         | Op::Pinv => RuleKind::Vjp,
-        Op::Sort | Op::Topk | Op::Split => RuleKind::Composite,
+        Op::Sort | Op::Topk | Op::Split | Op::Quantile => RuleKind::Composite,
         Op::Sign
         | Op::Floor
         | Op::Ceil

@@ -285,6 +285,8 @@ registry! {
         "the largest element that is not NaN, overall or along `axis` (all-NaN gives NaN)", derived::nanmax;
     Nanmin = "nanmin", REDUCE, false, Rule::Same, P0, Rule, Host::No,
         "the smallest element that is not NaN, overall or along `axis` (all-NaN gives NaN)", derived::nanmin;
+    Quantile = "quantile", &[req("x"), req("q"), opt("axis"), opt("keepdim")], false, Rule::Float, P0, Rule, Host::No,
+        "the q-th quantile (q in [0, 1], an F64 or a rank-1 tensor whose axis goes first), overall or along `axis`, by NumPy's linear interpolation", reduce::quantile;
     CountNonzero = "count_nonzero", X_AXIS, false, Rule::Index, NONE, None, Host::No,
         "how many elements are nonzero (NaN counts), overall or along `axis`", derived::count_nonzero;
     Norm = "norm", &[req("x"), opt("ord"), opt("axis"), opt("keepdim")], false, Rule::Float, P0, Rule, Host::No,

@@ -1,5 +1,5 @@
 //! The reductions of spec §4.1 — `sum mean prod max min median var std
-//! argmax argmin all any logsumexp` — the scans `cumsum cumprod` and the
+//! argmax argmin all any logsumexp`, and §11.3's `quantile` — the scans `cumsum cumprod` and the
 //! normalisers `softmax log_softmax`, for every dtype, over any set of axes.
 //!
 //! Every accumulation follows the fixed order of spec §5 extension 4, so the
@@ -972,6 +972,123 @@ pub(super) fn median(a: &Args) -> Result<Out, TensorError> {
         stored::<<T as Reduced>::Float, _>(vals)?
     });
     tensor_out(data, p.shape)
+}
+
+/// Where quantile `q` of `n` sorted values falls, by NumPy's default
+/// `linear` method (Hyndman and Fan's seventh): the positions of the two
+/// neighbours in sorted order and the weight of the second, with NumPy's
+/// own arithmetic so that the bits agree — the virtual index is
+/// `(n - 1)·q`; at or past the last position both neighbours are the last
+/// value and the weight is `index + 1` (NumPy measures it from −1 there).
+/// `n` is at least 1 and `q` in [0, 1].
+pub fn quantile_pick(n: usize, q: f64) -> (usize, usize, f64) {
+    let last = n.saturating_sub(1);
+    let vi = last as f64 * q;
+    if vi >= last as f64 {
+        return (last, last, vi + 1.0);
+    }
+    let prev = vi.floor();
+    // 0 ≤ prev < last here, so the conversion is exact.
+    let p = prev as usize;
+    (p, p + 1, vi - prev)
+}
+
+/// NumPy's `_lerp`: `a + (b − a)·g`, or `b − (b − a)·(1 − g)` when
+/// `g ≥ 0.5`, each step one f64 operation.
+pub fn quantile_lerp(a: f64, b: f64, g: f64) -> f64 {
+    let d = b - a;
+    if g >= 0.5 {
+        b - d * (1.0 - g)
+    } else {
+        a + d * g
+    }
+}
+
+/// The quantiles `qs` of one row, in f64: NaN for all of them when the row
+/// is empty or holds a NaN (NumPy and PyTorch). The sort works on a copy
+/// made fallibly, stable, so equal values keep their order (±0 included).
+fn quantiles_of<T: Element + PartialOrd>(row: &[T], qs: &[f64]) -> Result<Vec<f64>, AllocError> {
+    if row.is_empty() || row.iter().any(|&x| is_nan(x)) {
+        return try_collect(qs.len(), qs.iter().map(|_| f64::NAN));
+    }
+    let mut v: Vec<f64> = try_collect(row.len(), row.iter().map(|x| x.to_f64()))?;
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    try_collect(
+        qs.len(),
+        qs.iter().map(|&q| {
+            let (i, j, g) = quantile_pick(v.len(), q);
+            match (v.get(i), v.get(j)) {
+                (Some(&a), Some(&b)) => quantile_lerp(a, b, g),
+                _ => f64::NAN,
+            }
+        }),
+    )
+}
+
+/// The `q` argument of `quantile`: its values, each checked to lie in
+/// [0, 1], and whether it is a rank-1 tensor (whose axis then goes first in
+/// the result).
+fn quantile_qs(a: &Args) -> Result<(Vec<f64>, bool), TensorError> {
+    let (qs, axis) = match a.get("q") {
+        Some(Arg::Float(q)) => (vec![*q], false),
+        Some(Arg::Int(q)) => (vec![*q as f64], false),
+        Some(Arg::Tensor(t)) if t.ndim() <= 1 => (t.to_f64_vec()?, t.ndim() == 1),
+        Some(Arg::Tensor(t)) => {
+            return Err(a.blame(
+                "q",
+                TensorError(format!(
+                    "`{}`: q must be an F64 or a rank-1 tensor, not a tensor of shape {}",
+                    a.op,
+                    shape_str(t.shape())
+                )),
+            ))
+        }
+        Some(other) => {
+            return Err(a.blame(
+                "q",
+                TensorError(format!(
+                    "`{}`: q must be an F64 or a rank-1 tensor, not `{}`",
+                    a.op,
+                    other.kind()
+                )),
+            ))
+        }
+        None => return err(format!("`{}` needs its `q` argument", a.op)),
+    };
+    if let Some(bad) = qs.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+        return Err(a.blame(
+            "q",
+            TensorError(format!("`{}`: q must be in [0, 1], not {bad}", a.op)),
+        ));
+    }
+    Ok((qs, axis))
+}
+
+/// `quantile(x, q, axis, keepdim)`: NumPy's default linear interpolation
+/// between the sorted neighbours, computed in f64 from the exact element
+/// values and rounded once into `float_result(dtype)`. A rank-1 `q` puts
+/// its axis first.
+pub(super) fn quantile(a: &Args) -> Result<Out, TensorError> {
+    let (qs, q_axis) = quantile_qs(a)?;
+    let (x, p) = plan(a)?;
+    let mut shape = p.shape.clone();
+    if q_axis {
+        shape.insert(0, qs.len());
+    }
+    numel_of(&shape)?;
+    let data = dispatch!(x.dtype(), T => {
+        let rows = p.rows()?.map::<T, _>(|row| quantiles_of(row, &qs))?;
+        let mut by_row = try_vec(rows.len())?;
+        for r in rows {
+            by_row.push(r?);
+        }
+        // Row r's quantile j goes to position j·m + r: the q axis first.
+        let m = by_row.len().max(1);
+        let vals = (0..qs.len() * by_row.len())
+            .map(|k| by_row.get(k % m).and_then(|r| r.get(k / m)).copied().unwrap_or(f64::NAN));
+        stored::<<T as Reduced>::Float, _>(vals)?
+    });
+    tensor_out(data, shape)
 }
 
 /// `all` and `any`: an element is true when it is not zero (NaN is true,
