@@ -262,6 +262,32 @@ check("quantile over axes", fn(x) { x.quantile(0.75, axis=[0, 1]) }, x, 331)
 "##);
 }
 
+/// Spec §11.4's differentiable functions, batched, against finite
+/// differences (JAX checks them too, in `composite_gradients_match_jax`);
+/// the eigh/svd/qr checks use losses that do not depend on the signs the
+/// decompositions choose for their vectors.
+#[test]
+fn fd_linear_algebra() {
+    fd(r##"
+let a = randn([2, 3, 3], seed=401) + eye(3) * 3.0
+let b = randn([2, 3, 2], seed=402)
+let t = randn([2, 4, 2], seed=403)
+let sym = fn(m) { m + m.transpose(-1, -2) }
+checkn("solve", fn(v) { solve(v[0], v[1]) }, [a, b], 410)
+check("inv", fn(a) { inv(a) }, a, 411)
+check("det", fn(a) { det(a) }, a, 412)
+check("slogdet", fn(a) { slogdet(a).1 }, a, 413)
+check("cholesky", fn(a) { cholesky(a @ a.transpose(-1, -2) + eye(3)) }, a, 414)
+check("qr's r squared", fn(t) { qr(t).1.square() }, t, 415)
+check("eigh's values", fn(a) { eigh(sym(a)).0 }, a, 416)
+check("eigh's vectors squared", fn(a) { eigh(sym(a)).1.square() }, a, 417)
+check("svd's values", fn(t) { svd(t).1 }, t, 418)
+check("svd's u squared", fn(t) { svd(t).0.square() }, t, 419)
+checkn("lstsq", fn(v) { lstsq(v[0][0], v[1][0]) }, [t, randn([2, 4, 2], seed=404)], 420)
+check("pinv", fn(t) { pinv(t) }, t, 421)
+"##);
+}
+
 #[test]
 fn fd_reductions_scans_normalisers_and_ordering() {
     fd(r##"
