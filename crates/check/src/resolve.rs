@@ -3439,20 +3439,13 @@ impl Pass<'_> {
         }
     }
 
-    /// The dtype a constructor call asks for when its dtype argument is a
-    /// dtype constant written in place (positional at `pos` or `dt=`); f64
-    /// when the argument is absent; `None` when it is computed.
-    /// The struct type `finfo`/`iinfo` returns, registered on first use
-    /// (`crate::builtins::info_struct`); a dtype written in place that has no
-    /// such limits is a static error.
+    /// The struct type `finfo`/`iinfo` returns (registered by `predeclare`);
+    /// a dtype written in place that has no such limits is a static error,
+    /// any other is checked at run time.
     fn info_type(&mut self, h: HostFn, args: &[ast::Arg], span: Span) -> Ty {
         let ty = self.info_struct(h);
-        // A dtype written in place is checked here; any other is at run time.
-        let written = args.len() == 1
-            && args
-                .iter()
-                .all(|a| a.name.is_none() && matches!(a.value.kind, A::Name(_)));
-        if let Some(d) = written.then(|| self.literal_dtype_arg(args, 0)).flatten() {
+        let one_positional = args.len() == 1 && args.iter().all(|a| a.name.is_none());
+        if let Some(d) = one_positional.then(|| self.literal_dtype_arg(args, 0)).flatten() {
             if let Err(m) = crate::builtins::info_values(h, d) {
                 let (msg, note) = m.split_once("; ").unwrap_or((&m, ""));
                 self.err(Diagnostic::error(span, msg.to_string()).with_note(note.to_string()));
@@ -3483,6 +3476,9 @@ impl Pass<'_> {
             .map_or(Ty::Unknown, |(def, _)| Ty::Struct(def.clone()))
     }
 
+    /// The dtype a constructor call asks for when its dtype argument is a
+    /// dtype constant written in place (positional at `pos` or `dt=`); f64
+    /// when the argument is absent; `None` when it is computed.
     fn literal_dtype_arg(&mut self, args: &[ast::Arg], pos: usize) -> Option<DType> {
         let arg = args
             .iter()

@@ -1,6 +1,7 @@
 //! The reductions of spec §4.1 — `sum mean prod max min median var std
-//! argmax argmin all any logsumexp`, and §11.3's `quantile` — the scans `cumsum cumprod` and the
-//! normalisers `softmax log_softmax`, for every dtype, over any set of axes.
+//! argmax argmin all any logsumexp`, and §11.3's `quantile` — the scans
+//! `cumsum cumprod` and the normalisers `softmax log_softmax`, for every
+//! dtype, over any set of axes.
 //!
 //! Every accumulation follows the fixed order of spec §5 extension 4, so the
 //! bits of a result depend on the shape alone, never on the thread count or
@@ -995,7 +996,7 @@ pub fn quantile_pick(n: usize, q: f64) -> (usize, usize, f64) {
 
 /// NumPy's `_lerp`: `a + (b − a)·g`, or `b − (b − a)·(1 − g)` when
 /// `g ≥ 0.5`, each step one f64 operation.
-pub fn quantile_lerp(a: f64, b: f64, g: f64) -> f64 {
+fn quantile_lerp(a: f64, b: f64, g: f64) -> f64 {
     let d = b - a;
     if g >= 0.5 {
         b - d * (1.0 - g)
