@@ -26,6 +26,8 @@ The models:
 * binary_functions: lgamma atan2 hypot logaddexp copysign fmod.
 * derived_operations: norm dot outer diff tril triu trace diag nanmean
   nansum nanmax quantile.
+* gamma_functions: digamma and polygamma of orders 1 and 3, and the
+  gradient of lgamma differentiated again (so digamma's own vjp).
 
 Deterministic: numpy's PCG64 with a fixed seed; JAX runs on the CPU with
 x64 enabled.
@@ -237,6 +239,22 @@ def derived_operations():
     return case("derived_operations", inp, {"loss": v, "dw": g[0], "dx": g[1]})
 
 
+def gamma_functions():
+    """digamma and polygamma (whose vjps are polygamma one order up), and a
+    gradient of lgamma inside the loss."""
+    inp = {"x": randn(5, 3, scale=0.4), "w": randn(3, 4, scale=0.5)}
+    S = jax.scipy.special
+
+    def loss(w, x):
+        h = x @ w
+        a = S.digamma(1.5 + h * h) + 0.1 * S.polygamma(1, 0.5 + h * h) + 0.01 * S.polygamma(3, 2.0 + h * h)
+        g = jax.grad(lambda z: jnp.sum(S.gammaln(1.5 + z * z)))(h)
+        return jnp.sum(a) + jnp.sum(g * g)
+
+    v, g = jax.value_and_grad(loss, argnums=(0, 1))(inp["w"], inp["x"])
+    return case("gamma_functions", inp, {"loss": v, "dw": g[0], "dx": g[1]})
+
+
 def linear_algebra():
     """Spec §11.4's differentiable functions in one batched model; losses
     of eigh/svd/qr results that do not depend on the signs of vectors."""
@@ -263,7 +281,7 @@ def linear_algebra():
 
 def main():
     cases = [mlp(), softmax_ce(), convnet(), hessian_poly(), hessian_net(), jvp_vjp(), scatter(), special_functions(),
-             binary_functions(), derived_operations(), linear_algebra()]
+             binary_functions(), derived_operations(), linear_algebra(), gamma_functions()]
     with OUT.open("w") as f:
         f.write("# Gradients of composite f64 models by JAX " + jax.__version__ + ", for\n")
         f.write("# crates/eval/tests/autodiff.rs.\n")

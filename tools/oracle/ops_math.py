@@ -1,6 +1,7 @@
 """Writes testdata/vectors/ops_math.jsonl: the elementwise functions of spec
 §11.3 added to the §4.1 table — exp2 log2 log10 cbrt sinh cosh asin acos
-atan asinh acosh atanh erf erfc reciprocal trunc signbit lgamma digamma,
+atan asinh acosh atanh erf erfc reciprocal trunc signbit lgamma digamma
+polygamma,
 fmod copysign nextafter atan2 hypot logaddexp and logical_and/or/xor/not —
 checked against mpmath and exact arithmetic, for
 crates/tensor/tests/ops_oracle.rs.
@@ -611,6 +612,98 @@ def bits_cases(rng):
     return cases
 
 
+# ---------------------------------------------------------------------------
+# polygamma(x, n): ψ⁽ⁿ⁾, mpmath's psi(n, x) at 300 bits, with twill's pole
+# values (the limit's sign where both sides agree, digamma's rule where
+# they do not; see math.rs). n is a keyword, as in `polygamma(x, n=2)`.
+
+POLYGAMMA_ORDERS = (0, 1, 2, 3, 4, 5, 10, 25)
+
+
+def polygamma(n, x):
+    if n == 0:
+        return digamma(x)
+    odd = n % 2 == 1
+    if math.isnan(x) or x == -INF:
+        return NAN
+    if x == INF:
+        return 0.0 if odd else -0.0
+    if x <= 0 and x == math.floor(x):
+        if odd:
+            return INF
+        return math.copysign(INF, -x) if x == 0 else NAN
+    return exact(mpmath.psi(n, mpmath.mpf(x)))
+
+
+def polygamma_ulp(n, dt, values):
+    """The stated bound, in ulps of the result dtype: 1 ulp of a narrower
+    result (computed in f64, rounded once). An f64 result up to order 25:
+    ≤ 16 ulps (order 0 is digamma, whose recurrence and series cancel
+    each other's leading digits for 1 < x < 3; the scaled Hurwitz sum and
+    the mantissa/exponent product of math.rs each round a few times);
+    below zero an even order cancels next to its zeros between the poles,
+    as digamma does (NEGATIVE_F64_ULP), ≤ 64. Above order 25, ≤ 128: n!
+    and the cotangent polynomial are built over n rounded steps."""
+    if dt != "f64":
+        return 1
+    if n > 25:
+        return 128
+    if n % 2 == 0 and any(v < 0 and math.isfinite(v) and v != math.floor(v) for v in values):
+        return 64
+    return 16
+
+
+def polygamma_case(n, dt, shape, values, note):
+    values = E.norm(dt, values)
+    rt = E.float_result(dt)
+    res = [polygamma(n, E.cast(v, dt, rt)) for v in values]
+    return case("polygamma", [E.T(dt, shape, values)], E.T(rt, shape, res),
+                kwargs={"n": {"i": n}}, ulp=polygamma_ulp(n, dt, values), note=note)
+
+
+def polygamma_cases(rng):
+    out = []
+    for n in POLYGAMMA_ORDERS:
+        for dt in E.ALL:
+            vals = E.specials_for(dt)
+            if E.is_float(dt):
+                # Next to ψ's root (1.46…) digamma is checked by its own set.
+                vals = [v for v in vals if not (n == 0 and v == 1.5)]
+            out.append(polygamma_case(n, dt, [len(vals)], vals, f"polygamma order {n} of {dt} special values"))
+            if E.is_float(dt):
+                hi = 3 if dt == "f16" else 6
+                r = [abs(v) for v in E.random_floats(dt, 24, rng, -3, hi)]
+                if n == 0:
+                    # ψ's root at 1.46…: digamma's own set keeps clear of it.
+                    r = [v for v in r if not 1.2 < v < 1.8]
+                out.append(polygamma_case(n, dt, [len(r)], r, f"polygamma order {n} of random positive {dt} values"))
+                neg = [-(k + 0.125 * (1 + i % 7)) for i, k in enumerate(range(12))]
+                if n == 0:
+                    neg = [v for v in neg if v > -10]
+                out.append(polygamma_case(n, dt, [len(neg)], neg, f"polygamma order {n} of negative non-integers"))
+            else:
+                out.append(polygamma_case(n, dt, [3, 4], E.random_ints(dt, 12, rng), f"polygamma order {n} of random {dt} values"))
+    # f64 at the ends of the range: huge and tiny arguments (the direct sum
+    # skipped; the scale under- and overflowing), orders whose n! is not
+    # finite, and far below zero (no loop runs |x| times).
+    far = [1e-300, 5e-324, 1e-20, 3.0e15, 4.6e15, 9.1e15, 1e20, 1e200, 1.7e308,
+           -1000.25, -123456.75, -3.0001, -2.5e15, -0.999]
+    for n in (1, 2, 7, 100, 170, 171, 200, 1000):
+        vals = far + [n / 2, n * 1.5, float(n)]
+        out.append(polygamma_case(n, "f64", [len(vals)], vals, f"polygamma order {n} of f64 arguments at the ends of the range"))
+    out.append(polygamma_case(2, "f32", [0, 3], [], "polygamma of an empty tensor"))
+    out.append(polygamma_case(1, "f64", [], [0.25], "polygamma of a rank-0 tensor"))
+    out.append(case("polygamma", [E.T("f32", [1], [1.0])], {"error": "must be ≥ 0"},
+                    kwargs={"n": {"i": -1}}, note="polygamma of a negative order"))
+    out.append(case("polygamma", [E.T("f32", [1], [1.0])], {"error": "must be an Int"},
+                    kwargs={"n": opslib.f(1.0)}, note="polygamma of a Float order"))
+    out.append(case("polygamma", [{"i": 1}, E.T("f32", [1], [1.0])], {"error": "takes the tensor first"},
+                    note="polygamma in PyTorch's order (n, x)"))
+    out.append(case("polygamma", [{"ints": [1, 2]}], {"error": "must be a tensor"},
+                    kwargs={"n": {"i": 1}}, note="polygamma of an Arr"))
+    return out
+
+
 def main():
     rng = np.random.default_rng(0x6D617468)  # "math"
     cases = []
@@ -624,6 +717,7 @@ def main():
     cases += logical_cases(rng)
     cases += round_cases(rng)
     cases += bits_cases(rng)
+    cases += polygamma_cases(rng)
     header = __doc__.split("\n\n")[0] + "\n\n" + "tools/oracle/.venv/bin/python tools/oracle/ops_math.py (mpmath " + mpmath.__version__ + ")"
     opslib.write("math", cases, header)
 

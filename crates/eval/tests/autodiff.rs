@@ -218,6 +218,12 @@ check("erf", fn(x) { x.erf() }, x, 96)
 check("erfc", fn(x) { erfc(x) }, x, 97)
 check("lgamma", fn(x) { x.lgamma() }, p, 98)
 check("lgamma negative", fn(x) { lgamma(-0.5 - x * 0.2) }, p, 99)
+check("digamma", fn(x) { x.digamma() }, p + 0.3, 120)
+check("digamma negative", fn(x) { digamma(-0.5 - x * 0.2) }, p, 121)
+check("polygamma 1", fn(x) { x.polygamma(1) }, p + 0.3, 122)
+check("polygamma 2 negative", fn(x) { polygamma(-0.4 - x * 0.1, 2) }, p, 123)
+check("polygamma 5", fn(x) { polygamma(x, n=5) }, p + 1.0, 124)
+check("lgamma twice", fn(x) { grad(fn(z) { lgamma(z).sum() }, x) }, p + 0.3, 125)
 let y = randn([3, 4], seed=56)
 checkn("fmod", fn(v) { fmod(v[0], v[1]) }, [x, p + 0.5], 100)
 checkn("copysign", fn(v) { copysign(v[0], v[1]) }, [x, y], 101)
@@ -862,6 +868,20 @@ let loss = fn(p) {
     let a = lgamma(1.5 + h * h) + atan2(h, 1.0 + h * h) + hypot(h, 0.5)
     let b = logaddexp(h, -h) + copysign(h, h - 0.1) + fmod(h, 0.7)
     (a + b).sum()
+}
+let vg = value_and_grad(loss, [w, x])
+dump("loss", vg.0)
+dump("dw", vg.1[0])
+dump("dx", vg.1[1])
+"##
+        }
+        "gamma_functions" => {
+            r##"
+let loss = fn(p) {
+    let h = p[1] @ p[0]
+    let a = digamma(1.5 + h * h) + 0.1 * polygamma(0.5 + h * h, 1) + 0.01 * polygamma(2.0 + h * h, n=3)
+    let g = grad(fn(z) { lgamma(1.5 + z * z).sum() }, h)
+    a.sum() + (g * g).sum()
 }
 let vg = value_and_grad(loss, [w, x])
 dump("loss", vg.0)

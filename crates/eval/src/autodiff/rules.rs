@@ -490,12 +490,19 @@ fn table_rule(
             binary_fn_rule(name, &x, &arg(args, 1)?, out, ct, gdt, need, c)?
         }
         Op::Lgamma => unary(c, mul(ct, &o(Op::Digamma, &[wx()?])?))?,
-        Op::Digamma => {
-            return Err(
-                "the gradient of `digamma` (the trigamma function) is not in this version, so `lgamma` \
-                 differentiates once"
-                    .into(),
-            )
+        // ψ' is ψ⁽¹⁾ and ψ⁽ⁿ⁾' is ψ⁽ⁿ⁺¹⁾: every order differentiates again.
+        Op::Digamma => unary(c, mul(ct, &o(Op::Polygamma, &[wx()?, Value::Int(1)])?))?,
+        Op::Polygamma => {
+            let next = match arg(args, 1)? {
+                Value::Int(n) => n.checked_add(1),
+                _ => None,
+            };
+            let Some(next) = next else {
+                return Err(
+                    "`polygamma`: the order `n` cannot be differentiated past the largest Int".into(),
+                );
+            };
+            unary(c, mul(ct, &o(Op::Polygamma, &[wx()?, Value::Int(next)])?))?
         }
         Op::Where => {
             let (cond, a, b) = (x.clone(), arg(args, 1)?, arg(args, 2)?);
@@ -1578,6 +1585,7 @@ pub(crate) fn rule_kind(op: Op) -> RuleKind {
         | Op::Erfc
         | Op::Lgamma
         | Op::Digamma
+        | Op::Polygamma
         | Op::Fmod
         | Op::Copysign
         | Op::Atan2

@@ -150,6 +150,47 @@ pub(super) fn run_round(args: &Args) -> Result<Out, TensorError> {
     Ok(Out::Tensor(t))
 }
 
+/// `polygamma(x, n)`: ψ⁽ⁿ⁾ of every element (`math::polygamma`) in f64,
+/// rounded once into float_result(x's dtype). `n` is an Int ≥ 0; the
+/// tensor comes first, as in every operation (and in PyTorch's method form
+/// `x.polygamma(n)`; its function form is `polygamma(n, x)`, which gets a
+/// hint here).
+pub(super) fn run_polygamma(args: &Args) -> Result<Out, TensorError> {
+    if let (Some(Arg::Int(n)), Some(Arg::Tensor(_))) = (args.get("x"), args.get("n")) {
+        return err(format!(
+            "`polygamma(x, n)` takes the tensor first: PyTorch's `polygamma({n}, x)` is `polygamma(x, {n})` here"
+        ));
+    }
+    let x = args.tensor("x")?;
+    let n = match args.get("n") {
+        Some(Arg::Int(n)) => *n,
+        _ => {
+            return err(
+                "`polygamma(x, n)`: `n` must be an Int ≥ 0 — the tensor comes first \
+                 (PyTorch's `polygamma(n, x)` is `polygamma(x, n)` here)"
+                    .into(),
+            )
+        }
+    };
+    let Ok(n) = u64::try_from(n) else {
+        return err(format!("`polygamma`: `n` must be ≥ 0, got {n}"));
+    };
+    let dt = float_result(x.dtype());
+    let x = x.cast(dt)?;
+    let t = match dt {
+        DType::Bf16 => polygamma::<bf16>(&x, n)?,
+        DType::F16 => polygamma::<f16>(&x, n)?,
+        DType::F32 => polygamma::<f32>(&x, n)?,
+        DType::F64 => polygamma::<f64>(&x, n)?,
+        DType::Bool | DType::I8 | DType::I32 => return err(format!("internal error: `polygamma` of {dt}")),
+    };
+    Ok(Out::Tensor(t))
+}
+
+fn polygamma<T: Flt>(x: &Tensor, n: u64) -> Result<Tensor, TensorError> {
+    map1(x, move |a: T| T::round(math::polygamma(n, a.wide())))
+}
+
 /// 10^|d| rounded once into T (inf when it overflows, as NumPy's is).
 fn decimal_scale<T: Flt>(d: i64) -> T {
     let e = u32::try_from(d.unsigned_abs()).unwrap_or(u32::MAX).min(400);

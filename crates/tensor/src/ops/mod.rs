@@ -244,6 +244,8 @@ registry! {
     Erfc = "erfc", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Erfc), "1 - erf(x), accurate for large x, elementwise", elementwise::run_erfc;
     Lgamma = "lgamma", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Lgamma), "the log of |gamma(x)|, elementwise (+inf at 0 and the negative integers)", elementwise::run_lgamma;
     Digamma = "digamma", X, false, Rule::Float, P0, Rule, Host::Unary(Unary::Digamma), "the digamma function, the derivative of lgamma, elementwise (NaN at the negative integers)", elementwise::run_digamma;
+    Polygamma = "polygamma", &[req("x"), req("n")], false, Rule::Float, P0, Rule, Host::No,
+        "the n-th derivative of digamma, elementwise (`polygamma(x, 0)` is `digamma(x)`; n an Int ≥ 0; +inf at the poles for odd n)", elementwise::run_polygamma;
     Fmod = "fmod", AB, false, Rule::Binary(BinaryOp::Fmod), promotes(0, 2), Rule, Host::Binary(BinaryOp::Fmod),
         "the remainder of a / b with the sign of a (C's fmod), exact, elementwise with broadcasting", elementwise::run_fmod;
     Copysign = "copysign", AB, false, Rule::Binary(BinaryOp::Copysign), promotes(0, 2), Rule, Host::Binary(BinaryOp::Copysign),
