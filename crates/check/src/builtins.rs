@@ -92,6 +92,8 @@ builtins! {
         Chr = "chr", "the one-character Str of a code point";
         Format = "format", "a value's text by a format spec, as in an f-string: format(x, \".3f\")";
         Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
+        Progress = "progress", "the elements of an Arr, range, tensor or Dict, unchanged, with a progress bar (rate and ETA) on standard error when it is a terminal: for x in progress(it, total=none, label=\"\")";
+        ProgressNote = "progress_note", "the message shown beside the innermost running progress bar (for example the current loss): progress_note(s)";
         Finfo = "finfo", "the limits of a float dtype, NumPy's finfo: a struct of F64s eps, max, min (= -max), tiny (the smallest normal), smallest_subnormal, and the Int bits";
         Iinfo = "iinfo", "the range of an integer dtype, NumPy's iinfo: a struct of the Ints min, max and bits";
         FloatFormat = "float_format", "a float format for the formats lab: float_format(exp_bits, man_bits, bias=2^(exp_bits-1)-1, subnormals=true, special=\"ieee\"), special one of \"ieee\", \"fn\", \"none\"";
@@ -391,6 +393,8 @@ impl Builtin {
             | Builtin::Host(HostFn::Finfo)
             | Builtin::Host(HostFn::Iinfo) => (1, Some(1), &[]),
             Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
+            Builtin::Host(HostFn::Progress) => (1, Some(3), &["it", "total", "label"]),
+            Builtin::Host(HostFn::ProgressNote) => (1, Some(1), &["s"]),
             Builtin::Host(HostFn::FloatFormat) => (
                 2,
                 Some(5),
@@ -437,7 +441,10 @@ impl Builtin {
             Builtin::Host(HostFn::Print)
             | Builtin::Host(HostFn::Seed)
             | Builtin::Host(HostFn::Exit)
+            | Builtin::Host(HostFn::ProgressNote)
             | Builtin::Host(HostFn::Assert) => Ty::Unit,
+            // The iterable itself, unchanged.
+            Builtin::Host(HostFn::Progress) => first,
             Builtin::Host(HostFn::WriteText)
             | Builtin::Host(HostFn::SaveNpy)
             | Builtin::Host(HostFn::WriteCsv) => Ty::Res(Box::new(Ty::Unit), Box::new(Ty::Str)),

@@ -343,6 +343,13 @@ pub(crate) fn call_builtin(
         }
         Builtin::Host(HostFn::Print) => print(cx, slots, at, span),
         Builtin::Host(HostFn::FloatFormat) => float_format(slots, span),
+        // Keywords may leave a gap (`progress(it, label="…")`).
+        Builtin::Host(HostFn::Progress) => {
+            let mut slots = slots.into_iter().map(|v| v.unwrap_or(Value::Unit));
+            let mut next = || slots.next().unwrap_or(Value::Unit);
+            let (it, total, label) = (next(), next(), next());
+            progress(cx, it, total, label, span)
+        }
         Builtin::Host(h) => {
             let mut argv = ArgVec::new();
             for v in slots.into_iter().flatten() {
@@ -510,6 +517,71 @@ pub(crate) fn int_like(v: &mut Value) {
             }
         }
     }
+}
+
+/// `progress(it, total=none, label="")` (spec §12.2): `it` itself, after
+/// checking the arguments (the same errors whether or not a bar is drawn);
+/// on a host that draws bars, `it` is marked for the loop that runs over
+/// it. The total is `it`'s length unless given.
+fn progress(cx: &mut dyn Cx, it: Value, total: Value, label: Value, span: Span) -> R<Value> {
+    let len = match &it {
+        Value::Arr(items) => Some(items.len() as u64),
+        Value::Range(r) => Some(r.len()),
+        Value::Dict(d) => Some(d.len() as u64),
+        Value::Str(_) => None,
+        t @ (Value::Tensor(_) | Value::Tracked(_)) => match t.as_tensor().map(|t| t.shape().first().copied())
+        {
+            Some(Some(n)) => Some(n as u64),
+            _ => {
+                return fail(
+                    span,
+                    "`progress` cannot go over a rank-0 tensor (it holds one value, not a sequence)",
+                )
+            }
+        },
+        other => {
+            return fail(
+                span,
+                format!(
+                    "`progress` needs an Arr, a range, a tensor, a Dict or a Str to go over, not `{}`",
+                    other.type_name()
+                ),
+            )
+        }
+    };
+    let total = match total {
+        Value::Unit | Value::None => len,
+        Value::Int(n) if n >= 0 => Some(n as u64),
+        Value::Int(n) => return fail(span, format!("`progress`'s `total` must be ≥ 0, got {n}")),
+        other => {
+            return fail(
+                span,
+                format!(
+                    "`progress`'s `total` must be an Int or none, not `{}`",
+                    other.type_name()
+                ),
+            )
+        }
+    };
+    let label = match label {
+        Value::Unit => String::new(),
+        Value::Str(s) => s.to_string(),
+        other => {
+            return fail(
+                span,
+                format!("`progress`'s `label` must be a Str, not `{}`", other.type_name()),
+            )
+        }
+    };
+    if cx.host().draws_progress() {
+        // A Str's length in characters is counted only when it is drawn.
+        let total = total.or_else(|| match &it {
+            Value::Str(s) => Some(s.chars().count() as u64),
+            _ => None,
+        });
+        cx.mark_progress(&it, total, label);
+    }
+    Ok(it)
 }
 
 pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: Span) -> R<Value> {
@@ -801,6 +873,17 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                 None => fail(span, format!("`chr`: {i} is not a Unicode code point")),
             },
             other => fail(span, format!("`chr` needs an Int, not `{}`", other.type_name())),
+        },
+        HostFn::Progress => progress(cx, arg(0), arg(1), arg(2), span),
+        HostFn::ProgressNote => match arg(0) {
+            Value::Str(s) => {
+                cx.host().progress_note(&s);
+                Ok(Value::Unit)
+            }
+            other => fail(
+                span,
+                format!("`progress_note` needs a Str, not `{}`", other.type_name()),
+            ),
         },
         HostFn::FloatFormat => float_format(argv.into_iter().map(Some).collect(), span),
         HostFn::Finfo | HostFn::Iinfo => dtype_info(cx, h, arg(0), span),

@@ -256,4 +256,8 @@ pub(crate) trait Cx {
     fn next_seed(&mut self) -> u64;
     /// Restarts the program's random generator from `n` (`seed(n)`).
     fn reseed(&mut self, n: u64);
+    /// `progress(it, …)` marked `it`: the `for` loop that next starts over
+    /// this very value (the same object, not an equal one) draws a bar.
+    /// Called only when the host draws progress bars.
+    fn mark_progress(&mut self, it: &Value, total: Option<u64>, label: String);
 }

@@ -80,6 +80,16 @@ pub struct Interp {
     /// loop over a Str allocates nothing per character; made by the first
     /// such loop, so a program without one does not pay for them.
     ascii: Vec<Rc<String>>,
+    /// The iterable the last `progress` call marked, until a `for` loop
+    /// starts (spec §12.2); only ever set when the host draws bars.
+    progress: Option<Pending>,
+}
+
+/// A progress bar waiting for its loop.
+pub(crate) struct Pending {
+    it: Value,
+    total: Option<u64>,
+    label: String,
 }
 
 /// Which engine runs a program's code (spec §15).
@@ -118,6 +128,7 @@ impl Interp {
             rng: 0,
             empty_arr: Rc::new(Vec::new()),
             ascii: Vec::new(),
+            progress: None,
         }
     }
 
@@ -964,6 +975,12 @@ impl Interp {
                     pc = to as usize;
                 }
                 Op::ForPrep { it, counter, other } => {
+                    // A loop that may draw a progress bar runs as the
+                    // general loop (`for_over`), which draws it.
+                    if self.progress.is_some() {
+                        pc = other as usize;
+                        continue;
+                    }
                     // The count (of a range: up to 2^64 - 1, kept as the
                     // bits of an Int) beside the index; a Str's index and
                     // count are in bytes.
@@ -1406,7 +1423,10 @@ impl Interp {
     }
 
     /// A `for` loop over the evaluated iterable `it` (the compiled engine
-    /// runs loops over anything but a range here).
+    /// runs loops over anything but a range, an Arr or a Str here, and
+    /// every loop while a `progress` bar waits for its loop). The loop
+    /// over the value `progress` marked draws the bar: a step per element,
+    /// ended however the loop ends.
     pub(crate) fn for_over(
         &mut self,
         slot: u32,
@@ -1414,6 +1434,29 @@ impl Interp {
         iter_span: Span,
         body: &hir::Expr,
         f: Frame,
+    ) -> R<Value> {
+        let bar = match self.progress.take() {
+            Some(p) if same_object(&p.it, &it) => {
+                self.host.progress_begin(&p.label, p.total);
+                true
+            }
+            Some(_) | None => false,
+        };
+        let r = self.for_each(slot, it, iter_span, body, f, bar);
+        if bar {
+            self.host.progress_end();
+        }
+        r
+    }
+
+    fn for_each(
+        &mut self,
+        slot: u32,
+        it: Value,
+        iter_span: Span,
+        body: &hir::Expr,
+        f: Frame,
+        bar: bool,
     ) -> R<Value> {
         let idx = f.base + slot as usize;
         macro_rules! run_body {
@@ -1424,6 +1467,9 @@ impl Interp {
                     Err(c) if matches!(*c, Ctrl::Continue) => {}
                     Err(c) if matches!(*c, Ctrl::Break) => break,
                     Err(other) => return Err(other),
+                }
+                if bar {
+                    self.host.progress_tick();
                 }
             };
         }
@@ -2446,6 +2492,28 @@ impl Cx for Interp {
 
     fn reseed(&mut self, n: u64) {
         self.rng = n;
+    }
+
+    fn mark_progress(&mut self, it: &Value, total: Option<u64>, label: String) {
+        self.progress = Some(Pending {
+            it: it.clone(),
+            total,
+            label,
+        });
+    }
+}
+
+/// Whether `a` and `b` are one and the same object (not merely equal): a
+/// `progress` bar belongs to the loop over the value it was given.
+fn same_object(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Arr(x), Value::Arr(y)) => Rc::ptr_eq(x, y),
+        (Value::Range(x), Value::Range(y)) => Rc::ptr_eq(x, y),
+        (Value::Dict(x), Value::Dict(y)) => Rc::ptr_eq(x, y),
+        (Value::Str(x), Value::Str(y)) => Rc::ptr_eq(x, y),
+        (Value::Tensor(x), Value::Tensor(y)) => Rc::ptr_eq(x, y),
+        (Value::Tracked(x), Value::Tracked(y)) => Rc::ptr_eq(x, y),
+        _ => false,
     }
 }
 

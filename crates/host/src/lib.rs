@@ -1,10 +1,11 @@
 //! Everything outside the interpreter, behind one trait: files, standard
-//! input, output and error, the program's arguments, the environment and
-//! the clock. The evaluator and the session reach the world only through a
-//! [`Host`]; [`RealHost`] is the one place that touches the operating
-//! system (the workspace's `clippy.toml` forbids it everywhere else in the
-//! core crates), and [`CaptureHost`] keeps all of it in memory so a test,
-//! a notebook kernel or an editor can run a program and read what it wrote.
+//! input, output and error, the program's arguments, the environment, the
+//! clock, and progress bars on a terminal. The evaluator and the session
+//! reach the world only through a [`Host`]; [`RealHost`] is the one place
+//! that touches the operating system (the workspace's `clippy.toml` forbids
+//! it everywhere else in the core crates), and [`CaptureHost`] keeps all of
+//! it in memory so a test, a notebook kernel or an editor can run a program
+//! and read what it wrote.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 // IO only through twill_host::Host; see clippy.toml for the rule and why.
@@ -26,6 +27,7 @@ use std::io::{self, IsTerminal, Write};
 use std::rc::Rc;
 
 mod atomic;
+mod progress;
 
 /// The most bytes one Str may hold: 512 MiB, the limit JavaScript's V8
 /// engine puts on a string. Every operation that builds a Str checks it
@@ -76,15 +78,61 @@ pub trait Host {
 
     /// Seconds since the host was created (`clock()`).
     fn clock(&self) -> f64;
+
+    /// Whether this host draws progress bars (spec §12.2): only a real
+    /// terminal on standard error does; everywhere else `progress` draws
+    /// nothing, so output stays byte-identical between runs.
+    fn draws_progress(&self) -> bool {
+        false
+    }
+
+    /// A `progress` loop of `total` steps (`None`: not known) starts; its
+    /// bar is the innermost until the matching [`Host::progress_end`].
+    fn progress_begin(&mut self, _label: &str, _total: Option<u64>) {}
+
+    /// The innermost loop took one step.
+    fn progress_tick(&mut self) {}
+
+    /// The message beside the innermost bar (`progress_note`).
+    fn progress_note(&mut self, _note: &str) {}
+
+    /// The innermost loop ended, however it ended.
+    fn progress_end(&mut self) {}
+}
+
+/// A standard stream that hides the progress bars while it writes, so
+/// that printed lines and bars do not overwrite each other.
+struct Shown<W: Write> {
+    inner: W,
+    bars: Option<Rc<RefCell<progress::Bars>>>,
+}
+
+impl<W: Write> Write for Shown<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        if let Some(bars) = &self.bars {
+            let bars = bars.borrow();
+            if bars.active() {
+                bars.suspend(&mut self.inner, b)?;
+                return Ok(b.len());
+            }
+        }
+        self.inner.write(b)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The operating system: real files, the process's standard streams, its
 /// environment and a monotonic clock.
 pub struct RealHost {
     args: Vec<String>,
-    stdout: Box<dyn Write>,
-    stderr: io::Stderr,
+    stdout: Shown<Box<dyn Write>>,
+    stderr: Shown<io::Stderr>,
     start: std::time::Instant,
+    /// The progress bars, when standard error is a terminal.
+    bars: Option<Rc<RefCell<progress::Bars>>>,
 }
 
 /// The error for text longer than a Str may be.
@@ -177,11 +225,21 @@ impl RealHost {
     /// Real files, environment and clock, with standard output going to
     /// `stdout` instead (the golden harness captures it this way).
     pub fn with_stdout(args: Vec<String>, stdout: Box<dyn Write>) -> RealHost {
+        let bars = io::stderr()
+            .is_terminal()
+            .then(|| Rc::new(RefCell::new(progress::Bars::new())));
         RealHost {
             args,
-            stdout,
-            stderr: io::stderr(),
+            stdout: Shown {
+                inner: stdout,
+                bars: bars.clone(),
+            },
+            stderr: Shown {
+                inner: io::stderr(),
+                bars: bars.clone(),
+            },
             start: std::time::Instant::now(),
+            bars,
         }
     }
 }
@@ -252,6 +310,36 @@ impl Host for RealHost {
 
     fn clock(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
+    }
+
+    fn draws_progress(&self) -> bool {
+        self.bars.is_some()
+    }
+
+    fn progress_begin(&mut self, label: &str, total: Option<u64>) {
+        if let Some(bars) = &self.bars {
+            // What `print` has buffered goes out before the bar appears.
+            let _ = self.stdout.flush();
+            bars.borrow_mut().begin(label, total);
+        }
+    }
+
+    fn progress_tick(&mut self) {
+        if let Some(bars) = &self.bars {
+            bars.borrow_mut().tick();
+        }
+    }
+
+    fn progress_note(&mut self, note: &str) {
+        if let Some(bars) = &self.bars {
+            bars.borrow_mut().note(note);
+        }
+    }
+
+    fn progress_end(&mut self) {
+        if let Some(bars) = &self.bars {
+            bars.borrow_mut().end();
+        }
     }
 }
 
