@@ -93,6 +93,7 @@ builtins! {
         Format = "format", "a value's text by a format spec, as in an f-string: format(x, \".3f\")";
         Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
         Progress = "progress", "the elements of an Arr, range, tensor or Dict, unchanged, with a progress bar (rate and ETA) on standard error when it is a terminal: for x in progress(it, total=none, label=\"\")";
+        Help = "help", "the help text of a builtin, operation or function, a Str: help(softmax), help(nn.linear), help(\"zeros\")";
         ProgressNote = "progress_note", "the message shown beside the innermost running progress bar (for example the current loss): progress_note(s)";
         Finfo = "finfo", "the limits of a float dtype, NumPy's finfo: a struct of F64s eps, max, min (= -max), tiny (the smallest normal), smallest_subnormal, and the Int bits";
         Iinfo = "iinfo", "the range of an integer dtype, NumPy's iinfo: a struct of the Ints min, max and bits";
@@ -395,6 +396,7 @@ impl Builtin {
             Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
             Builtin::Host(HostFn::Progress) => (1, Some(3), &["it", "total", "label"]),
             Builtin::Host(HostFn::ProgressNote) => (1, Some(1), &["s"]),
+            Builtin::Host(HostFn::Help) => (1, Some(1), &["name"]),
             Builtin::Host(HostFn::FloatFormat) => (
                 2,
                 Some(5),
@@ -456,7 +458,9 @@ impl Builtin {
             Builtin::Host(HostFn::ReadText) => Ty::Res(Box::new(Ty::Str), Box::new(Ty::Str)),
             Builtin::Host(HostFn::ReadLine) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
-            Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) => Ty::Str,
+            Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) | Builtin::Host(HostFn::Help) => {
+                Ty::Str
+            }
             Builtin::Host(HostFn::FloatFormat) => Ty::Format,
             // Structs the checker registers (`info_struct`); it gives their
             // type itself.

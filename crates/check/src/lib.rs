@@ -8,7 +8,8 @@
 //! module graph has no cycle (`tools/modgraph.py` checks it):
 //! `types` (static and run-time types, struct definitions, symbols) <-
 //! `builtins` (the tables of builtins, host methods and tensor fields) <-
-//! `hir` (the resolved program) <- `resolve` (the checker itself).
+//! `help` (the help text of a name, from those tables) <- `hir` (the
+//! resolved program) <- `resolve` (the checker itself).
 
 // IO only through twill_host::Host; see clippy.toml for the rule and why.
 #![cfg_attr(
@@ -25,6 +26,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod builtins;
+pub mod help;
 pub mod hir;
 pub mod resolve;
 pub mod suggest;

@@ -44,6 +44,8 @@ struct GlobalInfo {
     /// For a `var` without an annotation, declared once at top level: the
     /// span of its name, which keys its inferred type.
     decl: Option<Span>,
+    /// A named function's header and doc comment, for `help`.
+    help: Option<crate::help::FnHelp>,
 }
 
 /// The checker's persistent state: the globals and structs defined so far.
@@ -429,6 +431,13 @@ impl Checker {
     pub fn global_type(&self, name: &str) -> Option<&Ty> {
         self.globals.get(name).map(|g| &g.ty)
     }
+
+    /// The help text of a name as the REPL's `:help NAME` shows it: a
+    /// function defined so far (or of a module imported so far, `m.f`),
+    /// else a builtin, operation, constant, method or tensor field.
+    pub fn help(&self, path: &str) -> Option<String> {
+        help_in(&self.globals, &self.main_aliases, "", path)
+    }
 }
 
 fn expr(kind: H, span: Span) -> hir::Expr {
@@ -456,6 +465,23 @@ fn dotted_path(e: &ast::Expr) -> Option<String> {
         A::Field { base, name } => Some(format!("{}.{}", dotted_path(base)?, name.name)),
         _ => None,
     }
+}
+
+/// The help text of `path` (`name` or `module.name`) as seen from a file
+/// whose top-level names have `prefix` and whose imports are `aliases`:
+/// the file's own function, else a module's, else a builtin's.
+fn help_in(
+    globals: &HashMap<String, GlobalInfo>,
+    aliases: &HashMap<String, String>,
+    prefix: &str,
+    path: &str,
+) -> Option<String> {
+    let own = |key: &str| globals.get(key).and_then(|g| g.help.as_ref()).map(|h| h.text());
+    if let Some((m, member)) = path.rsplit_once('.') {
+        let key = aliases.get(m)?;
+        return own(&format!("{key}.{member}"));
+    }
+    own(&format!("{prefix}{path}")).or_else(|| crate::help::builtin_help(path))
 }
 
 /// The names a declaration's pattern binds, in order (`_` binds none).
@@ -909,6 +935,10 @@ impl Pass<'_> {
                         let key = self.gkey(&name.name).into_owned();
                         if let Some(g) = self.ck.globals.get_mut(&key) {
                             g.ty = ty;
+                            g.help = decl.signature.clone().map(|signature| crate::help::FnHelp {
+                                signature,
+                                doc: decl.doc.clone(),
+                            });
                         }
                     }
                 }
@@ -944,6 +974,7 @@ impl Pass<'_> {
                 g.visible |= visible;
                 g.ty = Ty::Unknown;
                 g.decl = None;
+                g.help = None;
             }
             None => {
                 let slot = self.ck.num_globals;
@@ -957,6 +988,7 @@ impl Pass<'_> {
                         arity,
                         visible,
                         decl: None,
+                        help: None,
                     },
                 );
             }
@@ -3001,6 +3033,9 @@ impl Pass<'_> {
                 }
                 None => {}
             }
+            if n == "help" {
+                return self.help_call(args, span);
+            }
             if let Some(b) = Builtin::from_name(n) {
                 let (raw, tys) = self.args(args);
                 // `format(x, "spec")`: a literal spec is checked as in an f-string.
@@ -3442,6 +3477,57 @@ impl Pass<'_> {
     /// The struct type `finfo`/`iinfo` returns (registered by `predeclare`);
     /// a dtype written in place that has no such limits is a static error,
     /// any other is checked at run time.
+    /// `help(name)` (spec §12.1): the help text of a name — a builtin, an
+    /// operation, a function of this program or of an imported module
+    /// (`help(nn.linear)`), a constant, a method — written in place or as
+    /// a Str literal. The text is known here, so the call is that Str.
+    fn help_call(&mut self, args: &[ast::Arg], span: Span) -> (H, Ty) {
+        let path = match args {
+            [ast::Arg { name: None, value }] => {
+                if let A::Str(s) = &value.kind {
+                    Some(s.clone())
+                } else {
+                    dotted_path(value)
+                }
+            }
+            _ => None,
+        };
+        let Some(path) = path else {
+            self.err(Diagnostic::error(
+                span,
+                "`help` takes one name: `help(softmax)`, `help(nn.linear)` or `help(\"softmax\")`",
+            ));
+            return (H::Str(Rc::new(String::new())), Ty::Str);
+        };
+        match help_in(&self.ck.globals, &self.aliases, &self.prefix, &path) {
+            Some(text) => (H::Str(Rc::new(text)), Ty::Str),
+            None => {
+                let names: Vec<&str> = Builtin::all()
+                    .map(|b| b.name())
+                    .chain(
+                        self.ck
+                            .globals
+                            .iter()
+                            .filter(|(_, g)| g.help.is_some())
+                            .map(|(k, _)| k.as_str()),
+                    )
+                    .collect();
+                let help = self
+                    .showing()
+                    .then(|| suggest::did_you_mean(&path, names))
+                    .flatten();
+                self.err(
+                    Diagnostic::error(
+                        span,
+                        format!("no help for `{path}`: it names no builtin, operation or function"),
+                    )
+                    .with_help(help),
+                );
+                (H::Str(Rc::new(String::new())), Ty::Str)
+            }
+        }
+    }
+
     fn info_type(&mut self, h: HostFn, args: &[ast::Arg], span: Span) -> Ty {
         let ty = self.info_struct(h);
         let one_positional = args.len() == 1 && args.iter().all(|a| a.name.is_none());

@@ -126,6 +126,64 @@ fn repl_type_and_help_commands() {
     assert!(out.contains(":quit"), "{out}");
 }
 
+/// `:help NAME` (spec §12.1): an operation's signature and text from the
+/// registry, a user function's header and the comment block above it (one
+/// entry), a module member's, and an error for a name with no help.
+#[test]
+fn repl_help_of_a_name() {
+    let o = twill(
+        &["repl"],
+        ":help softmax
+# Squares n.
+# (Twice.)
+fn sq(n: Int) -> Int {
+  n * n
+}
+:help sq
+import nn
+:h nn.mlp_init
+:help nope
+help(sq)
+",
+    );
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(
+            "softmax(x, axis=…)
+  exp(x) normalised to sum to 1 along `axis`"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "fn sq(n: Int) -> Int
+  Squares n.
+  (Twice.)
+"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "fn mlp_init(sizes: Arr[Int], seed: Int) -> Arr[Tensor]
+  The parameters of an MLP"
+        ),
+        "{out}"
+    );
+    // `help(name)` in code is the same text, as a Str.
+    assert!(
+        out.ends_with(
+            "fn sq(n: Int) -> Int
+  Squares n.
+  (Twice.)
+"
+        ),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("no help for `nope`"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// `var` types are inferred (spec §10): the first value's type, joined with
 /// every assignment's; tensors of two dtypes join to `Tensor`, anything
 /// else that disagrees to unknown, never an error.

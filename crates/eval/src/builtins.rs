@@ -875,6 +875,11 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             other => fail(span, format!("`chr` needs an Int, not `{}`", other.type_name())),
         },
         HostFn::Progress => progress(cx, arg(0), arg(1), arg(2), span),
+        // The checker replaces every `help(name)` with its text.
+        HostFn::Help => fail(
+            span,
+            "`help` is called with a name written in place: `help(softmax)`, not through a variable",
+        ),
         HostFn::ProgressNote => match arg(0) {
             Value::Str(s) => {
                 cx.host().progress_note(&s);

@@ -133,6 +133,7 @@ const HELP: &str = "\
 Enter twill statements; the value of an expression statement is printed.
 Open brackets or blocks continue on the next line.
   :help         this text
+  :help NAME    the signature and description of a builtin, operation or function
   :type EXPR    the static type of an expression
   :quit         leave (or end of input, Ctrl-D)";
 
@@ -152,6 +153,9 @@ pub struct Session {
     pending: Vec<hir::Module>,
     /// The kind of the last run's runtime error, if it ended in one.
     last_error: Option<ErrorKind>,
+    /// REPL entries of `#` comment lines only, kept for the entry after
+    /// them, so that a comment typed above a `fn` is its doc (`:help`).
+    comments: String,
 }
 
 impl Session {
@@ -171,6 +175,7 @@ impl Session {
             modules: Default::default(),
             pending: Vec::new(),
             last_error: None,
+            comments: String::new(),
         }
     }
 
@@ -456,11 +461,26 @@ impl Session {
     pub fn entry(&mut self, text: &str, reporter: &mut dyn Reporter) -> Flow {
         let trimmed = text.trim();
         if trimmed.is_empty() {
+            // A blank line parts a comment from what follows.
+            self.comments.clear();
             return Flow::Continue;
         }
         if let Some(cmd) = trimmed.strip_prefix(':') {
+            self.comments.clear();
             return self.command(cmd, reporter);
         }
+        if trimmed.lines().all(|l| l.trim_start().starts_with('#')) {
+            self.comments.push_str(trimmed);
+            self.comments.push('\n');
+            return Flow::Continue;
+        }
+        let joined;
+        let text = if self.comments.is_empty() {
+            text
+        } else {
+            joined = std::mem::take(&mut self.comments) + text;
+            joined.as_str()
+        };
         let file = self.sources.add("<repl>", text);
         let checked = self.check(file);
         if !checked.diagnostics.is_empty() {
@@ -506,7 +526,16 @@ impl Session {
     fn command(&mut self, cmd: &str, reporter: &mut dyn Reporter) -> Flow {
         let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
         match name {
-            "help" | "h" => self.print_line(HELP),
+            "help" | "h" if rest.trim().is_empty() => self.print_line(HELP),
+            "help" | "h" => {
+                let name = rest.trim();
+                match self.checker.help(name) {
+                    Some(text) => self.print_line(&text),
+                    None => reporter.error(&format!(
+                        "no help for `{name}`: it names no builtin, operation or function defined so far"
+                    )),
+                }
+            }
             "type" | "t" => match self.type_of(rest) {
                 Ok(Some(t)) => self.print_line(&t.to_string()),
                 Ok(None) => self.print_line("?"),

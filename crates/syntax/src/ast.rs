@@ -108,6 +108,13 @@ pub struct FnDecl {
     pub ret: Option<TypeExpr>,
     pub body: Block,
     pub span: Span,
+    /// A named function's doc: the block of `#` comment lines right above
+    /// its `fn` (spec §12.1), without the `#`s; filled in by `parse`.
+    pub doc: Option<Rc<str>>,
+    /// A named top-level function's header as written (`fn f(a: Int, b =
+    /// 2) -> Int`, whitespace runs as one space), for help; filled in by
+    /// `parse`.
+    pub signature: Option<Rc<str>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -104,13 +104,14 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
             }
         }
     };
-    let program = match result {
+    let mut program = match result {
         Ok(p) => p,
         Err(e) => {
             push(e, &mut errors, &mut incomplete);
             Program { stmts: vec![] }
         }
     };
+    attach_docs(&mut program, src);
     for r in recovered {
         push(r.error, &mut errors, &mut incomplete);
     }
@@ -152,6 +153,54 @@ pub fn parse(src: &str, file: FileId) -> Parsed {
         program,
         errors,
         incomplete: incomplete && !lex_failed && stopped.is_none(),
+    }
+}
+
+/// Gives each top-level named function its header text and its doc
+/// comment: the `#` lines directly above the line its `fn` starts on (no
+/// blank line between), each without its `#` and one following space.
+fn attach_docs(program: &mut Program, src: &str) {
+    for stmt in &mut program.stmts {
+        let StmtKind::Fn(f) = &mut stmt.kind else {
+            continue;
+        };
+        // Just parsed, so not shared.
+        let Some(f) = std::rc::Rc::get_mut(f) else {
+            continue;
+        };
+        if f.name.is_none() {
+            continue;
+        }
+        let header = src
+            .get(f.span.start as usize..f.body.span.start as usize)
+            .unwrap_or("");
+        f.signature = Some(std::rc::Rc::from(
+            header.split_whitespace().collect::<Vec<_>>().join(" "),
+        ));
+        let before = src.get(..f.span.start as usize).unwrap_or("");
+        // The text of the lines above the `fn`'s line, nearest first.
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        if !before[line_start..].trim().is_empty() {
+            continue;
+        }
+        let mut lines: Vec<&str> = Vec::new();
+        let mut rest = before.get(..line_start.saturating_sub(1)).unwrap_or("");
+        loop {
+            let start = rest.rfind('\n').map_or(0, |i| i + 1);
+            let line = rest[start..].trim();
+            let Some(text) = line.strip_prefix('#') else {
+                break;
+            };
+            lines.push(text.strip_prefix(' ').unwrap_or(text).trim_end());
+            if start == 0 {
+                break;
+            }
+            rest = &rest[..start - 1];
+        }
+        if !lines.is_empty() {
+            lines.reverse();
+            f.doc = Some(std::rc::Rc::from(lines.join("\n")));
+        }
     }
 }
 
