@@ -184,6 +184,47 @@ help(sq)
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// `:load FILE` runs a file into the session, `:time` runs an entry and
+/// shows its time (and a tensor's shape and dtype), `:vars` lists what is
+/// defined (spec §12.1).
+#[test]
+fn repl_load_time_and_vars() {
+    let dir = std::env::temp_dir().join(format!("twill-repl-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("lib.tw");
+    std::fs::write(&lib, "fn sq(n: Int) -> Int { n * n }\nlet base = 10\n").unwrap();
+    let input = format!(
+        ":vars\n:load {}\nsq(base)\nlet w = zeros([3, 2], f32)\n:time (w + 1).sum(axis=0)\n:vars\n:load {}\n",
+        lib.display(),
+        dir.join("missing.tw").display()
+    );
+    let o = twill(&["repl"], &input);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "(nothing defined yet)", "{out}");
+    assert_eq!(lines[1], "100", "{out}");
+    assert_eq!(lines[2], "[3, 3] f32", "{out}");
+    assert!(
+        lines[3].starts_with("time: ") && lines[3].ends_with(", a tensor of shape [2] and dtype f32"),
+        "{out}"
+    );
+    assert_eq!(
+        &lines[4..],
+        [
+            "base: Int",
+            "sq: Fn(Int) -> Int",
+            "w: Tensor[f32] = shape [3, 2] f32"
+        ],
+        "{out}"
+    );
+    assert!(
+        stderr(&o).contains("missing.tw`: file not found"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// `var` types are inferred (spec §10): the first value's type, joined with
 /// every assignment's; tensors of two dtypes join to `Tensor`, anything
 /// else that disagrees to unknown, never an error.

@@ -132,6 +132,11 @@ impl Interp {
         }
     }
 
+    /// The value in a global slot (the REPL's `:vars`).
+    pub fn global(&self, slot: usize) -> Option<&Value> {
+        self.globals.get(slot)
+    }
+
     /// Chooses the engine for everything run from now on.
     pub fn set_engine(&mut self, engine: Engine) {
         self.compiled = engine == Engine::Compiled;

@@ -135,6 +135,9 @@ Open brackets or blocks continue on the next line.
   :help         this text
   :help NAME    the signature and description of a builtin, operation or function
   :type EXPR    the static type of an expression
+  :time ENTRY   run it, then show its wall time (and a tensor's shape and dtype)
+  :load FILE    run a file into the session, keeping its definitions
+  :vars         the names defined so far, their static types, tensors' shapes
   :quit         leave (or end of input, Ctrl-D)";
 
 /// The source map, the checker's definitions and the interpreter's globals
@@ -482,24 +485,109 @@ impl Session {
             joined.as_str()
         };
         let file = self.sources.add("<repl>", text);
+        match self.check_and_run(file, reporter) {
+            Ok(Some(v)) if !matches!(v, Value::Unit) => self.print_line(&display(&v)),
+            Ok(_) => {}
+            Err(flow) => return flow,
+        }
+        Flow::Continue
+    }
+
+    /// Checks and runs one source of the session; its value when it ends
+    /// with an expression. Diagnostics are reported; `Err` is how the
+    /// session goes on after them (`exit(n)` ends it).
+    fn check_and_run(&mut self, file: FileId, reporter: &mut dyn Reporter) -> Result<Option<Value>, Flow> {
         let checked = self.check(file);
         if !checked.diagnostics.is_empty() {
             reporter.diagnostics(&self.sources, &checked.diagnostics);
         }
         let Some(module) = checked.module else {
-            return Flow::Continue;
+            return Err(Flow::Continue);
         };
         match self.run(&module) {
-            Ok(Some(v)) if !matches!(v, Value::Unit) => {
-                self.print_line(&display(&v));
-            }
-            Ok(_) => {}
+            Ok(v) => Ok(v),
             Err(d) => match self.last_error {
-                Some(ErrorKind::Exit(code)) => return Flow::Exit(code),
-                _ => reporter.diagnostics(&self.sources, &[d]),
+                Some(ErrorKind::Exit(code)) => Err(Flow::Exit(code)),
+                _ => {
+                    reporter.diagnostics(&self.sources, &[d]);
+                    Err(Flow::Continue)
+                }
             },
         }
+    }
+
+    /// `:time ENTRY`: the entry run as any other (its value printed), then
+    /// its wall time and, for a tensor value, its shape and dtype.
+    fn timed(&mut self, text: &str, reporter: &mut dyn Reporter) -> Flow {
+        let file = self.sources.add("<repl>", text);
+        let start = self.interp.host().clock();
+        let r = self.check_and_run(file, reporter);
+        let secs = self.interp.host().clock() - start;
+        let v = match r {
+            Ok(v) => v,
+            Err(flow) => return flow,
+        };
+        let mut line = format!("time: {}", duration_text(secs));
+        if let Some(v) = v {
+            if let Some(t) = v.as_tensor() {
+                line.push_str(&format!(
+                    ", a tensor of shape {:?} and dtype {}",
+                    t.shape(),
+                    t.dtype()
+                ));
+            }
+            if !matches!(v, Value::Unit) {
+                self.print_line(&display(&v));
+            }
+        }
+        self.print_line(&line);
         Flow::Continue
+    }
+
+    /// `:load FILE`: the file run into the session, its definitions kept.
+    fn load(&mut self, path: &str, reporter: &mut dyn Reporter) -> Flow {
+        if path.is_empty() {
+            reporter.error("`:load` needs a file: `:load path/to/file.tw`");
+            return Flow::Continue;
+        }
+        let file = match self.read_source(path) {
+            Ok(file) => file,
+            Err(msg) => {
+                reporter.error(&msg);
+                return Flow::Continue;
+            }
+        };
+        match self.check_and_run(file, reporter) {
+            Ok(_) => Flow::Continue,
+            Err(flow) => flow,
+        }
+    }
+
+    /// `:vars`: every name defined so far with its static type, and a
+    /// tensor's shape and dtype.
+    fn vars(&mut self) {
+        let names = self.checker.global_names();
+        let mut lines: Vec<String> = Vec::new();
+        for (slot, name) in names.iter().enumerate() {
+            // Module members and the checker's own names are not the user's.
+            if name.is_empty() || name.contains('.') || name.starts_with("__") {
+                continue;
+            }
+            let ty = self
+                .checker
+                .global_type(name)
+                .map_or("?".to_string(), |t| t.to_string());
+            let mut line = format!("{name}: {ty}");
+            if let Some(t) = self.interp.global(slot).and_then(Value::as_tensor) {
+                line.push_str(&format!(" = shape {:?} {}", t.shape(), t.dtype()));
+            }
+            lines.push(line);
+        }
+        lines.sort();
+        if lines.is_empty() {
+            lines.push("(nothing defined yet)".into());
+        }
+        self.print_line(&lines.join("\n"));
     }
 
     /// The static type of an expression, as `:type` shows it, or the
@@ -541,6 +629,9 @@ impl Session {
                 Ok(None) => self.print_line("?"),
                 Err(diags) => reporter.diagnostics(&self.sources, &diags),
             },
+            "time" => return self.timed(rest, reporter),
+            "load" => return self.load(rest.trim(), reporter),
+            "vars" => self.vars(),
             "quit" | "q" | "exit" => return Flow::Quit,
             other => reporter.error(&format!("unknown command `:{other}` (try :help)")),
         }
@@ -553,6 +644,18 @@ impl Session {
         let out = self.interp.host().stdout();
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
+    }
+}
+
+/// Seconds as the REPL's `:time` shows them: µs, ms or s, three or four
+/// significant digits.
+fn duration_text(secs: f64) -> String {
+    if secs < 1e-3 {
+        format!("{:.1} µs", secs * 1e6)
+    } else if secs < 1.0 {
+        format!("{:.3} ms", secs * 1e3)
+    } else {
+        format!("{secs:.3} s")
     }
 }
 
