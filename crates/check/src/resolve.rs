@@ -432,6 +432,37 @@ impl Checker {
         self.globals.get(name).map(|g| &g.ty)
     }
 
+    /// The names defined at top level so far (not the modules' own), for
+    /// completion.
+    pub fn top_level_names(&self) -> Vec<String> {
+        self.globals
+            .keys()
+            .chain(self.structs.keys())
+            .filter(|k| !k.contains('.') && !k.starts_with("__"))
+            .cloned()
+            .collect()
+    }
+
+    /// The names modules are imported under so far.
+    pub fn module_aliases(&self) -> Vec<String> {
+        self.main_aliases.keys().cloned().collect()
+    }
+
+    /// The public names of the module imported as `alias`.
+    pub fn module_members(&self, alias: &str) -> Vec<String> {
+        let Some(key) = self.main_aliases.get(alias) else {
+            return Vec::new();
+        };
+        let prefix = format!("{key}.");
+        self.globals
+            .keys()
+            .chain(self.structs.keys())
+            .filter_map(|k| k.strip_prefix(prefix.as_str()))
+            .filter(|k| !k.starts_with('_') && !k.contains('.'))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// The help text of a name as the REPL's `:help NAME` shows it: a
     /// function defined so far (or of a module imported so far, `m.f`),
     /// else a builtin, operation, constant, method or tensor field.

@@ -1,7 +1,8 @@
 //! The REPL: reads statements, prints the value of each expression
 //! statement, keeps definitions, and survives every error. On a terminal it
-//! uses rustyline (history, and a validator that asks for another line
-//! while brackets or a block are open); otherwise it reads plain lines with
+//! uses rustyline (history, Tab completion from the session, and a
+//! validator that asks for another line while brackets or a block are
+//! open); otherwise it reads plain lines with
 //! no prompt, so it can be driven by a pipe. Each entry goes to the
 //! `twill_session::Session`, which keeps the definitions; this module only
 //! reads lines. Ctrl-C while an entry runs stops that entry with `error:
@@ -10,9 +11,13 @@
 
 use std::io::{BufRead, IsTerminal};
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Completer, Helper, Highlighter, Hinter};
+use rustyline::{Helper, Highlighter, Hinter};
 use twill_session::{interrupt, Flow, Options, RealHost, Reporter, Session, Status};
 use twill_syntax::FileId;
 
@@ -30,8 +35,49 @@ fn session() -> Session {
     Session::new(Box::new(RealHost::interactive()), Options::default())
 }
 
-#[derive(Completer, Helper, Highlighter, Hinter)]
-struct TwillHelper;
+/// The line editor's helper: validation (another line while brackets are
+/// open) and Tab completion — the session's (`Session::complete`: names,
+/// members by static type, keyword arguments), or file paths inside a
+/// string literal.
+#[derive(Helper, Highlighter, Hinter)]
+struct TwillHelper {
+    session: Rc<RefCell<Session>>,
+    files: FilenameCompleter,
+}
+
+impl Completer for TwillHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let before = line.get(..pos).unwrap_or(line);
+        // An odd number of quotes before the cursor: inside a string.
+        let quotes = before
+            .matches('"')
+            .count()
+            .saturating_sub(before.matches("\\\"").count());
+        if quotes % 2 == 1 {
+            return self.files.complete(line, pos, ctx);
+        }
+        // While an entry runs the session is busy (and nothing is typed).
+        let Ok(mut session) = self.session.try_borrow_mut() else {
+            return Ok((pos, Vec::new()));
+        };
+        let (start, names) = session.complete(line, pos);
+        let pairs = names
+            .into_iter()
+            .map(|n| Pair {
+                display: n.clone(),
+                replacement: n,
+            })
+            .collect();
+        Ok((start, pairs))
+    }
+}
 
 impl Validator for TwillHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -110,13 +156,21 @@ fn piped() -> i32 {
 }
 
 fn interactive() -> i32 {
-    let config = rustyline::Config::builder().auto_add_history(true).build();
+    // Tab completes what all candidates share, a second Tab lists them.
+    let config = rustyline::Config::builder()
+        .auto_add_history(true)
+        .completion_type(rustyline::CompletionType::List)
+        .build();
     let Ok(mut editor) =
         rustyline::Editor::<TwillHelper, rustyline::history::DefaultHistory>::with_config(config)
     else {
         return piped();
     };
-    editor.set_helper(Some(TwillHelper));
+    let session = Rc::new(RefCell::new(session()));
+    editor.set_helper(Some(TwillHelper {
+        session: session.clone(),
+        files: FilenameCompleter::new(),
+    }));
     let history = history_path();
     if let Some(h) = &history {
         let _ = editor.load_history(h);
@@ -126,12 +180,12 @@ fn interactive() -> i32 {
         env!("CARGO_PKG_VERSION")
     );
     let mut reporter = Stderr::new();
-    let mut session = session();
     loop {
         match editor.readline("twill> ") {
             Ok(line) => {
                 interrupt::clear();
-                match session.entry(&line, &mut reporter) {
+                let flow = session.borrow_mut().entry(&line, &mut reporter);
+                match flow {
                     Flow::Quit => break,
                     Flow::Exit(code) => return code,
                     Flow::Continue => {}

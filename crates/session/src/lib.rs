@@ -21,6 +21,7 @@
 // Unit tests may use real files and the clock.
 #![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
 
+mod complete;
 pub mod render;
 pub mod sources;
 

@@ -352,6 +352,13 @@ impl Tok {
     }
 }
 
+/// Every keyword, for completion (each is a `keyword` below; a test
+/// holds the two together).
+pub const KEYWORDS: &[&str] = &[
+    "let", "var", "fn", "return", "if", "else", "while", "for", "in", "break", "continue", "true", "false",
+    "and", "or", "not", "match", "struct", "import",
+];
+
 fn keyword(s: &str) -> Option<Tok> {
     Some(match s {
         "let" => Tok::Let,
@@ -975,6 +982,17 @@ fn unescape(body: &str, file: FileId, base: usize) -> Result<String, Diagnostic>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_listed_keyword_is_a_keyword() {
+        for k in KEYWORDS {
+            assert!(keyword(k).is_some(), "{k}");
+        }
+        // And no other word of the grammar's tokens is one.
+        for w in ["elif", "def", "lambda", "none", "pub", "return_"] {
+            assert!(keyword(w).is_none() && !KEYWORDS.contains(&w), "{w}");
+        }
+    }
 
     fn toks(src: &str) -> Vec<Tok> {
         Lexer::new(src, FileId(0), None).map(|(_, t, _)| t).collect()
