@@ -432,6 +432,35 @@ impl Checker {
         self.globals.get(name).map(|g| &g.ty)
     }
 
+    /// Binds the top-level name `name` as a value of unknown type that
+    /// the caller sets (the REPL's `_`, the last value printed): its slot.
+    pub fn bind_value(&mut self, name: &str) -> u32 {
+        if let Some(g) = self.globals.get_mut(name) {
+            g.mutable = false;
+            g.ty = Ty::Unknown;
+            g.arity = None;
+            g.visible = true;
+            g.decl = None;
+            g.help = None;
+            return g.slot;
+        }
+        let slot = self.num_globals;
+        self.num_globals += 1;
+        self.globals.insert(
+            name.to_string(),
+            GlobalInfo {
+                slot,
+                mutable: false,
+                ty: Ty::Unknown,
+                arity: None,
+                visible: true,
+                decl: None,
+                help: None,
+            },
+        );
+        slot
+    }
+
     /// The names defined at top level so far (not the modules' own), for
     /// completion.
     pub fn top_level_names(&self) -> Vec<String> {

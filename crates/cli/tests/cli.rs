@@ -120,10 +120,22 @@ fn repl_prints_nothing_for_unit_and_statements() {
 
 #[test]
 fn repl_type_and_help_commands() {
-    let o = twill(&["repl"], ":type 1 + 2.5\n:type \"s\".len()\n:help\n");
+    let o = twill(
+        &["repl"],
+        ":type 1 + 2.5\n:type \"s\".len()\n:help\n:type zeros\n:type nope + 1\n",
+    );
     let out = stdout(&o);
     assert!(out.starts_with("F64\nInt\n"), "{out}");
     assert!(out.contains(":quit"), "{out}");
+    // A builtin's type is its signature; an error points into the text
+    // as typed, not into a wrapper around it.
+    assert!(out.ends_with("builtin zeros(shape, dt=…)\n"), "{out}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("unknown name `nope`") && err.contains(" 1 │ nope + 1"),
+        "{err}"
+    );
+    assert!(!err.contains("__type_probe__"), "{err}");
 }
 
 /// `:help NAME` (spec §12.1): an operation's signature and text from the
@@ -222,6 +234,18 @@ fn repl_load_time_and_vars() {
         "{}",
         stderr(&o)
     );
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// `_` is the last value the REPL printed (spec §12.1); a statement or a
+/// Unit value leaves it as it was.
+#[test]
+fn repl_underscore_is_the_last_value() {
+    let o = twill(
+        &["repl"],
+        "1 + 2\n_ * 10\nprint(7)\n_ + 1\nones([2], f32)\n_.sum()\n",
+    );
+    assert_eq!(stdout(&o), "3\n30\n7\n31\n[1, 1] f32\n2 f32\n");
     assert_eq!(o.status.code(), Some(0));
 }
 

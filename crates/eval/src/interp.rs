@@ -132,6 +132,16 @@ impl Interp {
         }
     }
 
+    /// Sets a global slot (the REPL's `_`), growing the table to it.
+    pub fn set_global(&mut self, slot: usize, v: Value) {
+        if self.globals.len() <= slot {
+            self.globals.resize_with(slot + 1, || Value::Undefined);
+        }
+        if let Some(g) = self.globals.get_mut(slot) {
+            *g = v;
+        }
+    }
+
     /// The value in a global slot (the REPL's `:vars`).
     pub fn global(&self, slot: usize) -> Option<&Value> {
         self.globals.get(slot)

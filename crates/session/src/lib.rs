@@ -487,11 +487,18 @@ impl Session {
         };
         let file = self.sources.add("<repl>", text);
         match self.check_and_run(file, reporter) {
-            Ok(Some(v)) if !matches!(v, Value::Unit) => self.print_line(&display(&v)),
+            Ok(Some(v)) if !matches!(v, Value::Unit) => self.show(v),
             Ok(_) => {}
             Err(flow) => return flow,
         }
         Flow::Continue
+    }
+
+    /// Prints an entry's value and makes it `_` (spec §12.1).
+    fn show(&mut self, v: Value) {
+        self.print_line(&display(&v));
+        let slot = self.checker.bind_value("_");
+        self.interp.set_global(slot as usize, v);
     }
 
     /// Checks and runs one source of the session; its value when it ends
@@ -538,7 +545,7 @@ impl Session {
                 ));
             }
             if !matches!(v, Value::Unit) {
-                self.print_line(&display(&v));
+                self.show(v);
             }
         }
         self.print_line(&line);
@@ -570,8 +577,9 @@ impl Session {
         let names = self.checker.global_names();
         let mut lines: Vec<String> = Vec::new();
         for (slot, name) in names.iter().enumerate() {
-            // Module members and the checker's own names are not the user's.
-            if name.is_empty() || name.contains('.') || name.starts_with("__") {
+            // Module members, the checker's own names and `_` are not the
+            // user's definitions.
+            if name.is_empty() || name.contains('.') || name.starts_with("__") || &**name == "_" {
                 continue;
             }
             let ty = self
@@ -595,17 +603,43 @@ impl Session {
     /// diagnostics that say why it has none. Nothing is defined.
     pub fn type_of(&mut self, expr: &str) -> Result<Option<Ty>, Vec<Diagnostic>> {
         let file = self.sources.add("<repl>", expr);
-        let parsed = twill_syntax::parse(expr, file);
+        let mut parsed = twill_syntax::parse(expr, file);
         if !parsed.errors.is_empty() {
             return Err(parsed.errors);
         }
-        // Type the expression as the value of a throwaway binding, on a
-        // copy of the checker so nothing is defined.
+        // One expression, typed as the value of a throwaway binding built
+        // around the parsed tree (so every diagnostic points into the text
+        // as typed), on a copy of the checker so nothing is defined.
+        let value = match parsed.program.stmts.as_mut_slice() {
+            [twill_syntax::ast::Stmt {
+                kind: twill_syntax::ast::StmtKind::Expr(e),
+                ..
+            }] => std::mem::replace(
+                e,
+                twill_syntax::ast::Expr::new(twill_syntax::ast::ExprKind::Bool(false), e.span),
+            ),
+            _ => {
+                let span = twill_syntax::Span::new(file, 0, expr.len());
+                return Err(vec![Diagnostic::error(span, "`:type` takes one expression")]);
+            }
+        };
+        let span = value.span;
+        let probe_stmt = twill_syntax::ast::Stmt {
+            kind: twill_syntax::ast::StmtKind::Let {
+                mutable: false,
+                name: twill_syntax::ast::Ident {
+                    name: "__type_probe__".into(),
+                    span,
+                },
+                ty: None,
+                value,
+            },
+            span,
+        };
         let mut probe = self.checker.clone();
-        let wrapped = format!("let __type_probe__ = ({expr})");
-        let file = self.sources.add("<repl>", wrapped.as_str());
-        let parsed = twill_syntax::parse(&wrapped, file);
-        let checked = probe.check_program(parsed.program);
+        let checked = probe.check_program(twill_syntax::ast::Program {
+            stmts: vec![probe_stmt],
+        });
         if checked.module.is_none() {
             return Err(checked.diagnostics);
         }
@@ -624,6 +658,12 @@ impl Session {
                         "no help for `{name}`: it names no builtin, operation or function defined so far"
                     )),
                 }
+            }
+            // A builtin is not a value; its type is its signature.
+            "type" | "t" if twill_check::builtins::Builtin::from_name(rest.trim()).is_some() => {
+                let text = self.checker.help(rest.trim()).unwrap_or_default();
+                let sig = text.lines().next().unwrap_or("");
+                self.print_line(&format!("builtin {sig}"));
             }
             "type" | "t" => match self.type_of(rest) {
                 Ok(Some(t)) => self.print_line(&t.to_string()),
