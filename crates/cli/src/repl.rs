@@ -1,8 +1,8 @@
 //! The REPL: reads statements, prints the value of each expression
 //! statement, keeps definitions, and survives every error. On a terminal it
-//! uses rustyline (history, Tab completion from the session, and a
-//! validator that asks for another line while brackets or a block are
-//! open); otherwise it reads plain lines with
+//! uses rustyline (history, Tab completion from the session, syntax
+//! colours from the lexer unless `NO_COLOR` is set, and a validator that
+//! asks for another line while brackets or a block are open); otherwise it reads plain lines with
 //! no prompt, so it can be driven by a pipe. Each entry goes to the
 //! `twill_session::Session`, which keeps the definitions; this module only
 //! reads lines. Ctrl-C while an entry runs stops that entry with `error:
@@ -16,8 +16,9 @@ use std::rc::Rc;
 
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::error::ReadlineError;
+use rustyline::highlight::{CmdKind, Highlighter};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
-use rustyline::{Helper, Highlighter, Hinter};
+use rustyline::{Helper, Hinter};
 use twill_session::{interrupt, Flow, Options, RealHost, Reporter, Session, Status};
 use twill_syntax::FileId;
 
@@ -39,10 +40,91 @@ fn session() -> Session {
 /// open) and Tab completion — the session's (`Session::complete`: names,
 /// members by static type, keyword arguments), or file paths inside a
 /// string literal.
-#[derive(Helper, Highlighter, Hinter)]
+#[derive(Helper, Hinter)]
 struct TwillHelper {
     session: Rc<RefCell<Session>>,
     files: FilenameCompleter,
+    /// Whether to colour the input line (`NO_COLOR` unset).
+    colour: bool,
+}
+
+impl Highlighter for TwillHelper {
+    fn highlight<'l>(&self, line: &'l str, _pos: usize) -> std::borrow::Cow<'l, str> {
+        if self.colour && !line.starts_with(':') {
+            std::borrow::Cow::Owned(highlight(line))
+        } else {
+            std::borrow::Cow::Borrowed(line)
+        }
+    }
+
+    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        self.colour
+    }
+}
+
+/// The ANSI colour of a token: keywords magenta, numbers and Bools cyan,
+/// strings green, a malformed token red; the rest as typed.
+// Every other token is drawn as typed.
+#[allow(clippy::wildcard_enum_match_arm)]
+fn colour_of(tok: &twill_syntax::lexer::Tok) -> Option<&'static str> {
+    use twill_syntax::lexer::Tok;
+    Some(match tok {
+        Tok::Let
+        | Tok::Var
+        | Tok::Fn
+        | Tok::Return
+        | Tok::If
+        | Tok::Else
+        | Tok::While
+        | Tok::For
+        | Tok::In
+        | Tok::Break
+        | Tok::Continue
+        | Tok::And
+        | Tok::Or
+        | Tok::Not
+        | Tok::Match
+        | Tok::Struct
+        | Tok::Import => "\x1b[35m",
+        Tok::Int(_) | Tok::Float(_) | Tok::True | Tok::False => "\x1b[36m",
+        Tok::Str(_) | Tok::FStart | Tok::FText(_) | Tok::FEnd => "\x1b[32m",
+        Tok::Error => "\x1b[31m",
+        _ => return None,
+    })
+}
+
+/// `line` with its tokens coloured and its comments grey, from the lexer,
+/// so the colours follow the language's own token rules.
+fn highlight(line: &str) -> String {
+    const RESET: &str = "\x1b[0m";
+    let mut out = String::with_capacity(line.len() + 32);
+    let mut last = 0;
+    let gap = |out: &mut String, text: &str| match text.find('#') {
+        Some(at) => {
+            out.push_str(&text[..at]);
+            out.push_str("\x1b[90m");
+            out.push_str(&text[at..]);
+            out.push_str(RESET);
+        }
+        None => out.push_str(text),
+    };
+    for (start, tok, end) in twill_syntax::lexer::Lexer::new(line, FileId::default(), None) {
+        let (Some(before), Some(text)) = (line.get(last..start), line.get(start..end)) else {
+            continue;
+        };
+        gap(&mut out, before);
+        match colour_of(&tok) {
+            Some(c) => {
+                out.push_str(c);
+                out.push_str(text);
+                out.push_str(RESET);
+            }
+            None => out.push_str(text),
+        }
+        last = end;
+    }
+    gap(&mut out, line.get(last..).unwrap_or(""));
+    out
 }
 
 impl Completer for TwillHelper {
@@ -170,6 +252,7 @@ fn interactive() -> i32 {
     editor.set_helper(Some(TwillHelper {
         session: session.clone(),
         files: FilenameCompleter::new(),
+        colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     }));
     let history = history_path();
     if let Some(h) = &history {

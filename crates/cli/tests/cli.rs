@@ -237,6 +237,22 @@ fn repl_load_time_and_vars() {
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// `:reset` forgets every definition and import; the same names can be
+/// defined again, with other types.
+#[test]
+fn repl_reset_forgets_definitions() {
+    let o = twill(
+        &["repl"],
+        "let a = 5\nimport nn\n:reset\n:vars\na\nlet a = \"again\"\na\nnn.mlp_init\n",
+    );
+    assert_eq!(stdout(&o), "(nothing defined yet)\nagain\n");
+    let err = stderr(&o);
+    assert!(
+        err.contains("unknown name `a`") && err.contains("unknown name `nn`"),
+        "{err}"
+    );
+}
+
 /// `_` is the last value the REPL printed (spec §12.1); a statement or a
 /// Unit value leaves it as it was.
 #[test]

@@ -53,12 +53,17 @@ struct Repl {
 }
 
 impl Repl {
-    fn start() -> Repl {
+    /// The REPL with colours off (`NO_COLOR`) or on.
+    fn start(colour: bool) -> Repl {
         let (master, slave) = pty();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+        if colour {
+            cmd.env_remove("NO_COLOR");
+        } else {
+            cmd.env("NO_COLOR", "1");
+        }
         cmd.arg("repl")
             .env("TERM", "xterm")
-            .env("NO_COLOR", "1")
             .env(
                 "TWILL_HISTORY",
                 std::env::temp_dir().join(format!("twill-pty-history-{}", std::process::id())),
@@ -146,7 +151,7 @@ impl Drop for Repl {
 
 #[test]
 fn completion_help_time_load_and_interrupt_on_a_terminal() {
-    let mut r = Repl::start();
+    let mut r = Repl::start(false);
     // Two Tabs list the candidates (no common prefix to complete first).
     r.send("zeros([2], f32).so\t\t");
     let listed = r.expect("sort");
@@ -186,4 +191,23 @@ fn completion_help_time_load_and_interrupt_on_a_terminal() {
     r.send("\x04");
     let status = r.child.wait().unwrap();
     assert!(status.success(), "{status}");
+    assert!(
+        !r.seen.contains("\x1b[35m"),
+        "colours despite NO_COLOR: {:?}",
+        r.seen
+    );
+}
+
+/// On a terminal without `NO_COLOR` the line is drawn in colours as it is
+/// typed: keywords, numbers, strings and comments.
+#[test]
+fn the_input_line_is_highlighted() {
+    let mut r = Repl::start(true);
+    r.send("let s = \"hi\" # note");
+    r.expect("\x1b[35mlet\x1b[0m s = \x1b[32m\"hi\"\x1b[0m \x1b[90m# note\x1b[0m");
+    r.send("\r");
+    r.send("s.len() + 40\r");
+    r.expect("42");
+    r.send("\x04");
+    assert!(r.child.wait().unwrap().success());
 }

@@ -132,6 +132,12 @@ impl Interp {
         }
     }
 
+    /// The host back, the interpreter and everything it defined dropped
+    /// (the REPL's `:reset` starts a new one on it).
+    pub fn into_host(self) -> Box<dyn Host> {
+        self.host
+    }
+
     /// Sets a global slot (the REPL's `_`), growing the table to it.
     pub fn set_global(&mut self, slot: usize, v: Value) {
         if self.globals.len() <= slot {

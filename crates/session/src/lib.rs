@@ -139,6 +139,7 @@ Open brackets or blocks continue on the next line.
   :time ENTRY   run it, then show its wall time (and a tensor's shape and dtype)
   :load FILE    run a file into the session, keeping its definitions
   :vars         the names defined so far, their static types, tensors' shapes
+  :reset        forget every definition and import
   :quit         leave (or end of input, Ctrl-D)";
 
 /// The source map, the checker's definitions and the interpreter's globals
@@ -160,6 +161,8 @@ pub struct Session {
     /// REPL entries of `#` comment lines only, kept for the entry after
     /// them, so that a comment typed above a `fn` is its doc (`:help`).
     comments: String,
+    /// How the session was set up, for `:reset`.
+    options: Options,
 }
 
 impl Session {
@@ -167,11 +170,7 @@ impl Session {
     /// are loaded as sources name them (`Session::check`).
     pub fn new(host: Box<dyn Host>, options: Options) -> Session {
         let sources = SourceMap::new();
-        let mut checker = Checker::new();
-        checker.crosscheck = options.crosscheck;
-        checker.record_types = options.types;
-        let mut interp = Interp::new(host);
-        interp.set_engine(options.engine);
+        let (checker, interp) = Session::fresh(host, options);
         Session {
             sources,
             checker,
@@ -180,7 +179,34 @@ impl Session {
             pending: Vec::new(),
             last_error: None,
             comments: String::new(),
+            options,
         }
+    }
+
+    fn fresh(host: Box<dyn Host>, options: Options) -> (Checker, Interp) {
+        let mut checker = Checker::new();
+        checker.crosscheck = options.crosscheck;
+        checker.record_types = options.types;
+        let mut interp = Interp::new(host);
+        interp.set_engine(options.engine);
+        (checker, interp)
+    }
+
+    /// `:reset`: every definition and imported module forgotten, the
+    /// program's random generator restarted; the host (and the sources
+    /// read so far, which old diagnostics may name) stay.
+    pub fn reset(&mut self) {
+        let old = std::mem::replace(
+            &mut self.interp,
+            Interp::new(Box::new(twill_host::CaptureHost::new())),
+        );
+        let (checker, interp) = Session::fresh(old.into_host(), self.options);
+        self.checker = checker;
+        self.interp = interp;
+        self.modules.clear();
+        self.pending.clear();
+        self.last_error = None;
+        self.comments.clear();
     }
 
     /// The kind of runtime error the last run ended in (`None` when it
@@ -673,6 +699,7 @@ impl Session {
             "time" => return self.timed(rest, reporter),
             "load" => return self.load(rest.trim(), reporter),
             "vars" => self.vars(),
+            "reset" => self.reset(),
             "quit" | "q" | "exit" => return Flow::Quit,
             other => reporter.error(&format!("unknown command `:{other}` (try :help)")),
         }
