@@ -2,12 +2,13 @@
 //! statement, keeps definitions, and survives every error. On a terminal it
 //! uses rustyline (history, Tab completion from the session, syntax
 //! colours from the lexer unless `NO_COLOR` is set, and a validator that
-//! asks for another line while brackets or a block are open); otherwise it reads plain lines with
-//! no prompt, so it can be driven by a pipe. Each entry goes to the
-//! `twill_session::Session`, which keeps the definitions; this module only
-//! reads lines. Ctrl-C while an entry runs stops that entry with `error:
-//! interrupted` and the session goes on (`ctrl_c`); at the prompt it
-//! discards the line being typed.
+//! asks for another line while brackets or a block are open); otherwise it
+//! reads plain lines with no prompt, so it can be driven by a pipe. A line
+//! starting with `.` or `else` continues the entry before it (`continues`).
+//! Each entry goes to the `twill_session::Session`, which keeps the
+//! definitions; this module only reads lines. Ctrl-C while an entry runs
+//! stops that entry with `error: interrupted` and the session goes on
+//! (`ctrl_c`); at the prompt it discards the line being typed.
 
 use std::io::{BufRead, IsTerminal};
 
@@ -187,26 +188,95 @@ pub fn run() -> i32 {
     }
 }
 
-/// Reads plain lines, joining them while the input is incomplete.
+/// Whether a line continues the entry before it although that entry was
+/// complete (spec §12.1): it starts with `.` (a method chain) or `else`.
+fn continues(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with('.')
+        || t.strip_prefix("else")
+            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
+/// Whether more of standard input can be read at once: bytes buffered in
+/// `reader`, or waiting on the descriptor (end of input counts). A writer
+/// that has not written the next line yet gets `false`.
+fn more_input(reader: &std::io::BufReader<std::io::Stdin>) -> bool {
+    if !reader.buffer().is_empty() {
+        return true;
+    }
+    let mut fd = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, and a zero timeout: poll only looks.
+    unsafe { libc::poll(&mut fd, 1, 0) > 0 }
+}
+
+/// Reads plain lines, joining them while the input is incomplete. A
+/// complete entry runs once the next line shows that it does not continue
+/// it (a line starting with `.` or `else` does), or at once when no next
+/// line is there yet (a program driving the REPL line by line waits for
+/// each entry's output).
 fn piped() -> i32 {
     let mut reporter = Stderr::new();
     let mut session = session();
     let mut buf = String::new();
+    // A complete entry, run once the next line shows it is not continued.
+    let mut ready: Option<String> = None;
     // Brackets open in `buf`, counted line by line.
     let mut depth = 0;
-    for (number, bytes) in std::io::stdin().lock().split(b'\n').enumerate() {
-        let Ok(bytes) = bytes else { break };
+    macro_rules! run {
+        ($text:expr) => {
+            interrupt::clear();
+            match session.entry(&$text, &mut reporter) {
+                Flow::Quit => return Status::Ok.code(),
+                Flow::Exit(code) => return code,
+                Flow::Continue => {}
+            }
+        };
+    }
+    // Larger than standard input's own buffer, so reads bypass it and
+    // everything buffered is visible here (`more_input`).
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, std::io::stdin());
+    let mut number = 0usize;
+    loop {
+        if !more_input(&reader) {
+            if let Some(r) = ready.take() {
+                run!(r);
+            }
+        }
+        let mut bytes = Vec::new();
+        match reader.read_until(b'\n', &mut bytes) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        number += 1;
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        }
         // A line that is not UTF-8 is an error for its entry only.
         let Ok(line) = String::from_utf8(bytes) else {
+            if let Some(r) = ready.take() {
+                run!(r);
+            }
             reporter.error(&format!(
-                "<stdin>:{}: this line is not valid UTF-8; the entry is discarded",
-                number + 1
+                "<stdin>:{number}: this line is not valid UTF-8; the entry is discarded"
             ));
             buf.clear();
             depth = 0;
             continue;
         };
         let line = line.strip_suffix('\r').unwrap_or(&line);
+        if buf.is_empty() {
+            if let Some(r) = ready.take() {
+                if continues(line) {
+                    buf = r;
+                } else {
+                    run!(r);
+                }
+            }
+        }
         buf.push_str(line);
         buf.push('\n');
         // While a bracket is open the entry is incomplete, and counting the
@@ -219,15 +289,17 @@ fn piped() -> i32 {
         }
         depth = open.unwrap_or(0);
         if complete(&buf) {
-            interrupt::clear();
-            match session.entry(&buf, &mut reporter) {
-                Flow::Quit => return Status::Ok.code(),
-                Flow::Exit(code) => return code,
-                Flow::Continue => {}
+            let entry = std::mem::take(&mut buf);
+            if entry.trim_start().starts_with(':') {
+                run!(entry);
+            } else {
+                ready = Some(entry);
             }
-            buf.clear();
             depth = 0;
         }
+    }
+    if let Some(r) = ready.take() {
+        run!(r);
     }
     if !buf.trim().is_empty() {
         if let Flow::Exit(code) = session.entry(&buf, &mut reporter) {
@@ -263,10 +335,23 @@ fn interactive() -> i32 {
         env!("CARGO_PKG_VERSION")
     );
     let mut reporter = Stderr::new();
+    // The last entry, which a line starting with `.` or `else` continues:
+    // it already ran when Enter was pressed, so the two run again as one.
+    let mut last = String::new();
     loop {
         match editor.readline("twill> ") {
             Ok(line) => {
                 interrupt::clear();
+                let line = if continues(&line) && !last.is_empty() {
+                    format!("{last}\n{line}")
+                } else {
+                    line
+                };
+                last = if line.trim_start().starts_with(':') {
+                    String::new()
+                } else {
+                    line.clone()
+                };
                 let flow = session.borrow_mut().entry(&line, &mut reporter);
                 match flow {
                     Flow::Quit => break,

@@ -237,6 +237,18 @@ fn repl_load_time_and_vars() {
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// A line starting with `.` or `else` continues the entry before it,
+/// though that entry was complete (spec §12.1); `elsewhere` is a name.
+#[test]
+fn repl_continues_an_entry_with_a_dot_or_else_line() {
+    let o = twill(
+        &["repl"],
+        "let x = ones([3])\nx\n  .sum()\n  .item()\nif false { 1 }\nelse { 2 }\nlet elsewhere = 5\nelsewhere\n",
+    );
+    assert_eq!(stdout(&o), "3\n2\n5\n", "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0));
+}
+
 /// `:reset` forgets every definition and import; the same names can be
 /// defined again, with other types.
 #[test]

@@ -199,7 +199,8 @@ fn completion_help_time_load_and_interrupt_on_a_terminal() {
 }
 
 /// On a terminal without `NO_COLOR` the line is drawn in colours as it is
-/// typed: keywords, numbers, strings and comments.
+/// typed: keywords, numbers, strings and comments; and a line starting
+/// with `.` continues the entry before it.
 #[test]
 fn the_input_line_is_highlighted() {
     let mut r = Repl::start(true);
@@ -208,6 +209,12 @@ fn the_input_line_is_highlighted() {
     r.send("\r");
     r.send("s.len() + 40\r");
     r.expect("42");
+    // On a terminal the entry has run when `.` continues it: the two run
+    // again as one.
+    r.send("s\r");
+    r.expect("hi");
+    r.send(".upper()\r");
+    r.expect("HI");
     r.send("\x04");
     assert!(r.child.wait().unwrap().success());
 }
