@@ -11,8 +11,9 @@
 // A failing test should stop with the value it was given, so tests unwrap.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod pty;
+
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -74,36 +75,11 @@ fn command(engine: &str, prog: &PathBuf) -> Command {
     cmd
 }
 
-/// A pseudo-terminal of 100 columns: (master, slave).
-fn pty() -> (OwnedFd, OwnedFd) {
-    let (mut master, mut slave) = (-1, -1);
-    let size = libc::winsize {
-        ws_row: 24,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty writes the two descriptors it opens; the name
-    // argument may be null, and the termios and winsize pointers are valid.
-    let r = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just opened and are owned here only.
-    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
-}
-
 #[test]
 fn a_bar_is_drawn_on_a_terminal_and_stdout_is_unchanged() {
     let prog = program("pty");
     for engine in ["compiled", "tree"] {
-        let (master, slave) = pty();
+        let (master, slave) = pty::open(24, 100);
         let mut child = command(engine, &prog).stderr(Stdio::from(slave)).spawn().unwrap();
         // Drain the terminal while the program runs (a full pty would
         // block it), then read its standard output.

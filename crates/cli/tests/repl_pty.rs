@@ -12,36 +12,12 @@
 // A failing test should stop with the value it was given, so tests unwrap.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod pty;
+
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-/// A pseudo-terminal of 100 columns: (master, slave).
-fn pty() -> (OwnedFd, OwnedFd) {
-    let (mut master, mut slave) = (-1, -1);
-    let size = libc::winsize {
-        ws_row: 40,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty writes the two descriptors it opens; the name
-    // argument may be null, and the termios and winsize pointers are valid.
-    let r = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just opened and are owned here only.
-    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
-}
 
 /// `twill repl` with all three streams on one terminal; what it draws
 /// arrives on the channel.
@@ -55,7 +31,7 @@ struct Repl {
 impl Repl {
     /// The REPL with colours off (`NO_COLOR`) or on.
     fn start(colour: bool) -> Repl {
-        let (master, slave) = pty();
+        let (master, slave) = pty::open(40, 100);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
         if colour {
             cmd.env_remove("NO_COLOR");
@@ -100,7 +76,6 @@ impl Repl {
                 }
             }
         });
-        let _ = input.as_raw_fd();
         let mut r = Repl {
             child,
             input,

@@ -19,6 +19,17 @@ fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// Where the name that ends at byte `end` of `line` starts (`end` when
+/// no name ends there).
+fn word_start(line: &str, end: usize) -> usize {
+    line[..end]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| word_char(*c))
+        .last()
+        .map_or(end, |(i, _)| i)
+}
+
 /// Where the receiver expression ending just before byte `end` of `line`
 /// starts: back over names, dots, string literals and balanced brackets,
 /// to the first character outside them that cannot be part of it.
@@ -58,13 +69,7 @@ fn open_call(line: &str, end: usize) -> Option<Builtin> {
             '(' if depth > 0 => depth -= 1,
             '[' => return None,
             '(' => {
-                let name_start = line[..i]
-                    .char_indices()
-                    .rev()
-                    .take_while(|(_, c)| word_char(*c))
-                    .last()
-                    .map_or(i, |(j, _)| j);
-                return Builtin::from_name(&line[name_start..i]);
+                return Builtin::from_name(&line[word_start(line, i)..i]);
             }
             _ => {}
         }
@@ -80,12 +85,7 @@ impl Session {
             .rev()
             .find(|&p| line.is_char_boundary(p))
             .unwrap_or(0);
-        let start = line[..pos]
-            .char_indices()
-            .rev()
-            .take_while(|(_, c)| word_char(*c))
-            .last()
-            .map_or(pos, |(i, _)| i);
+        let start = word_start(line, pos);
         let prefix = &line[start..pos];
         let mut found: Vec<String> = if line[..start].ends_with('.') {
             let dot = start - 1;

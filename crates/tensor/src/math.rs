@@ -191,77 +191,12 @@ pub fn digamma(x: f64) -> f64 {
     acc + log(v) - 0.5 / v - y * z
 }
 
-/// The polygamma function ψ⁽ⁿ⁾(x), the n-th derivative of digamma
-/// (`polygamma(x, 0)` is `digamma(x)`): (−1)ⁿ⁺¹ n! ζ(n+1, x) with ζ the
-/// Hurwitz zeta function. At a pole (0 and the negative integers) an odd n
-/// gives +inf (the limit from both sides); an even n follows digamma (∓inf
-/// at ±0, NaN at a negative integer, where the two sides disagree). +inf
-/// gives a zero of the limit's sign, -inf and NaN give NaN.
-pub fn polygamma(n: u64, x: f64) -> f64 {
-    if n == 0 {
-        return digamma(x);
-    }
-    let odd = n % 2 == 1;
-    let sign = if odd { 1.0 } else { -1.0 };
-    if x.is_nan() || x == f64::NEG_INFINITY {
-        return f64::NAN;
-    }
-    if x == f64::INFINITY {
-        return sign * 0.0;
-    }
-    if x <= 0.0 && x == x.trunc() {
-        return if odd {
-            f64::INFINITY
-        } else if x == 0.0 {
-            f64::INFINITY.copysign(-x)
-        } else {
-            f64::NAN
-        };
-    }
-    if x < 0.0 && !odd && n <= REFLECT_MAX {
-        return reflected(n, x);
-    }
-    sign * factorial_hurwitz(n, x)
-}
-
 /// The largest even order taken through the reflection formula below
 /// zero (the cotangent polynomial's coefficients stay far inside f64).
 const REFLECT_MAX: u64 = 100;
 
-/// ψ⁽ⁿ⁾(x) for x < 0 and an even n by reflection: ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(1 − x) −
-/// πⁿ⁺¹ Pₙ(cot πx), with Dⁿ cot u = Pₙ(cot u), P₀(y) = y and Pₖ₊₁(y) =
-/// −(1 + y²) Pₖ′(y). An even order's ψ⁽ⁿ⁾ has zeros next to the
-/// half-integers, where the direct sum of terms of both signs cancels;
-/// there Pₙ(cot πx) is near 0 and ψ⁽ⁿ⁾(1 − x) carries the value. cot πx is
-/// taken from r = |x − trunc x| folded into [0, ½] (1 − r is exact), as
-/// 1/tan πr up to r = ¼ and tan π(½ − r) above (½ − r exact), so that it is
-/// accurate everywhere and exactly 0 at the half-integers.
-fn reflected(n: u64, x: f64) -> f64 {
-    use std::f64::consts::PI;
-    // x − trunc x = −r below zero, and cot π(−r) = −cot πr = cot π(1 − r).
-    let r = (x - x.trunc()).abs();
-    let (r, y_sign) = if r > 0.5 { (1.0 - r, 1.0) } else { (r, -1.0) };
-    let cot = if r <= 0.25 {
-        1.0 / tan(PI * r)
-    } else {
-        tan(PI * (0.5 - r))
-    };
-    let y = y_sign * cot;
-    // The coefficients of Pₙ, lowest degree first.
-    let mut c = vec![0.0, 1.0];
-    for _ in 0..n {
-        let mut next = vec![0.0; c.len() + 1];
-        for (k, &ck) in c.iter().enumerate().skip(1) {
-            let d = k as f64 * ck;
-            next[k - 1] -= d;
-            next[k + 1] -= d;
-        }
-        c = next;
-    }
-    let p = c.iter().rev().fold(0.0, |acc, &ck| acc * y + ck);
-    // ψ⁽ⁿ⁾(1 − x) is −n!·ζ(n + 1, 1 − x) for an even n.
-    -factorial_hurwitz(n, 1.0 - x) - pow(PI, n as f64 + 1.0) * p
-}
+/// The orders whose n! is formed as a product; above, from lgamma.
+const FACTORIAL_MAX: u64 = 10_000;
 
 /// The coefficients (2j)!/B₂ⱼ of the Euler–Maclaurin tail of the Hurwitz
 /// zeta function (Cephes' `zeta`), j = 1..12.
@@ -280,24 +215,149 @@ const ZETA_A: [f64; 12] = [
     -7.166_165_256_175_667e18,
 ];
 
-/// n!·ζ(n+1, x) for n ≥ 1 and x not a pole. Every sum is scaled by
-/// m^(n+1), m the |x + k| nearest zero (k ≥ 0), so that no term overflows
-/// or underflows; the scale and n! are applied once at the end. Below zero
-/// the terms with x + k < 0 are (−1)^(n+1) (ζ(n+1, f) − ζ(n+1, f + K)),
-/// f = −(x + K − 1) and K of them, so every zeta is taken at a positive
-/// argument and no loop runs |x| times.
-fn factorial_hurwitz(n: u64, x: f64) -> f64 {
-    let s = n as f64 + 1.0;
-    if x > 0.0 {
-        return scaled(n, x, zeta_scaled(s, x, x));
+/// The polygamma function ψ⁽ⁿ⁾(x), the n-th derivative of digamma
+/// (`polygamma(x, 0)` is `digamma(x)`): (−1)ⁿ⁺¹ n! ζ(n+1, x) with ζ the
+/// Hurwitz zeta function. At a pole (0 and the negative integers) an odd n
+/// gives +inf (the limit from both sides); an even n follows digamma (∓inf
+/// at ±0, NaN at a negative integer, where the two sides disagree). +inf
+/// gives a zero of the limit's sign, -inf and NaN give NaN.
+///
+/// One value holds one order, with what depends on the order alone — n! as
+/// mantissa and exponent, the cot-derivative polynomial of the reflection
+/// — worked out once, so that a tensor's elements share it.
+pub struct Polygamma {
+    n: u64,
+    /// n! as (mantissa, exponent), for n ≤ FACTORIAL_MAX.
+    fact: Option<(f64, i64)>,
+    /// The coefficients of Pₙ, lowest degree first, for an even order the
+    /// reflection takes (see `reflected`); empty otherwise.
+    cot: Vec<f64>,
+}
+
+impl Polygamma {
+    pub fn new(n: u64) -> Polygamma {
+        // n! as a running product renormalised at every step.
+        let fact = (n <= FACTORIAL_MAX).then(|| {
+            let (mut cm, mut ce) = (1.0f64, 0i64);
+            for j in 1..=n {
+                let (fm, fe) = libm::frexp(cm * j as f64);
+                cm = fm;
+                ce += i64::from(fe);
+            }
+            (cm, ce)
+        });
+        let mut cot = Vec::new();
+        if n > 0 && n.is_multiple_of(2) && n <= REFLECT_MAX {
+            cot = vec![0.0, 1.0];
+            for _ in 0..n {
+                let mut next = vec![0.0; cot.len() + 1];
+                for (k, &ck) in cot.iter().enumerate().skip(1) {
+                    let d = k as f64 * ck;
+                    next[k - 1] -= d;
+                    next[k + 1] -= d;
+                }
+                cot = next;
+            }
+        }
+        Polygamma { n, fact, cot }
     }
-    // x + K ∈ (0, 1) and f ∈ (0, 1), both exact.
-    let big_k = (-x).ceil();
-    let (first, f) = (x + big_k, -(x + (big_k - 1.0)));
-    let m = first.min(f);
-    let neg = zeta_scaled(s, f, m) - zeta_scaled(s, f + big_k, m);
-    let neg = if n % 2 == 1 { neg } else { -neg };
-    scaled(n, m, neg + zeta_scaled(s, first, m))
+
+    /// ψ⁽ⁿ⁾(x).
+    pub fn at(&self, x: f64) -> f64 {
+        let n = self.n;
+        if n == 0 {
+            return digamma(x);
+        }
+        let odd = n % 2 == 1;
+        let sign = if odd { 1.0 } else { -1.0 };
+        if x.is_nan() || x == f64::NEG_INFINITY {
+            return f64::NAN;
+        }
+        if x == f64::INFINITY {
+            return sign * 0.0;
+        }
+        if x <= 0.0 && x == x.trunc() {
+            return if odd {
+                f64::INFINITY
+            } else if x == 0.0 {
+                f64::INFINITY.copysign(-x)
+            } else {
+                f64::NAN
+            };
+        }
+        if x < 0.0 && !odd && n <= REFLECT_MAX {
+            return self.reflected(x);
+        }
+        sign * self.factorial_hurwitz(x)
+    }
+
+    /// ψ⁽ⁿ⁾(x) for x < 0 and an even n by reflection: ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(1 − x) −
+    /// πⁿ⁺¹ Pₙ(cot πx), with Dⁿ cot u = Pₙ(cot u), P₀(y) = y and Pₖ₊₁(y) =
+    /// −(1 + y²) Pₖ′(y). An even order's ψ⁽ⁿ⁾ has zeros next to the
+    /// half-integers, where the direct sum of terms of both signs cancels;
+    /// there Pₙ(cot πx) is near 0 and ψ⁽ⁿ⁾(1 − x) carries the value. cot πx is
+    /// taken from r = |x − trunc x| folded into [0, ½] (1 − r is exact), as
+    /// 1/tan πr up to r = ¼ and tan π(½ − r) above (½ − r exact), so that it is
+    /// accurate everywhere and exactly 0 at the half-integers.
+    fn reflected(&self, x: f64) -> f64 {
+        use std::f64::consts::PI;
+        // x − trunc x = −r below zero, and cot π(−r) = −cot πr = cot π(1 − r).
+        let r = (x - x.trunc()).abs();
+        let (r, y_sign) = if r > 0.5 { (1.0 - r, 1.0) } else { (r, -1.0) };
+        let cot = if r <= 0.25 {
+            1.0 / tan(PI * r)
+        } else {
+            tan(PI * (0.5 - r))
+        };
+        let y = y_sign * cot;
+        let p = self.cot.iter().rev().fold(0.0, |acc, &ck| acc * y + ck);
+        // ψ⁽ⁿ⁾(1 − x) is −n!·ζ(n + 1, 1 − x) for an even n.
+        -self.factorial_hurwitz(1.0 - x) - pow(PI, self.n as f64 + 1.0) * p
+    }
+
+    /// n!·ζ(n+1, x) for n ≥ 1 and x not a pole. Every sum is scaled by
+    /// m^(n+1), m the |x + k| nearest zero (k ≥ 0), so that no term
+    /// overflows or underflows; the scale and n! are applied once at the
+    /// end. Below zero the terms with x + k < 0 are (−1)^(n+1) (ζ(n+1, f) −
+    /// ζ(n+1, f + K)), f = −(x + K − 1) and K of them, so every zeta is
+    /// taken at a positive argument and no loop runs |x| times.
+    fn factorial_hurwitz(&self, x: f64) -> f64 {
+        let n = self.n;
+        let s = n as f64 + 1.0;
+        if x > 0.0 {
+            return self.scaled(x, zeta_scaled(s, x, x));
+        }
+        // x + K ∈ (0, 1) and f ∈ (0, 1), both exact.
+        let big_k = (-x).ceil();
+        let (first, f) = (x + big_k, -(x + (big_k - 1.0)));
+        let m = first.min(f);
+        let neg = zeta_scaled(s, f, m) - zeta_scaled(s, f + big_k, m);
+        let neg = if n % 2 == 1 { neg } else { -neg };
+        self.scaled(m, neg + zeta_scaled(s, first, m))
+    }
+
+    /// n!·m^-(n+1)·v. The factors are split into mantissa and exponent (n!
+    /// as a running product renormalised at every step, in `new`; m^-(n+1) as
+    /// f^-(n+1)·2^-(e(n+1)) for m = f·2^e), the mantissas multiplied and the
+    /// exponents added, so that nothing overflows or underflows before the one
+    /// final scaling: within a few ulps of f64 for small n, about √n more from
+    /// the product for large n. Above FACTORIAL_MAX n! is taken as
+    /// exp(ln n! − (n+1) ln m + ln |v|): relative error about |that
+    /// exponent|·2^-53.
+    fn scaled(&self, m: f64, v: f64) -> f64 {
+        let n = self.n;
+        let s = n as f64 + 1.0;
+        let Some((cm, ce)) = self.fact else {
+            return exp(lgamma(s) - s * log(m) + log(v.abs())).copysign(v);
+        };
+        let (fm, fe) = libm::frexp(m);
+        let (pm, pe) = libm::frexp(pow(fm, -s));
+        let (vm, ve) = libm::frexp(v.abs());
+        let e = -i64::from(fe) * (n as i64 + 1) + i64::from(pe) + ce + i64::from(ve);
+        // Beyond ±2200 the result is 0 or inf whatever the mantissa.
+        let e = e.clamp(-2200, 2200) as i32;
+        libm::scalbn(pm * cm * vm, e).copysign(v)
+    }
 }
 
 /// m^s·ζ(s, q) for q > 0: Cephes' `zeta` — the terms summed directly up to
@@ -341,35 +401,4 @@ fn zeta_scaled(s: f64, q: f64, m: f64) -> f64 {
         k += 1.0;
     }
     sum
-}
-
-/// The orders whose n! is formed as a product; above, from lgamma.
-const FACTORIAL_MAX: u64 = 10_000;
-
-/// n!·m^-(n+1)·v. The factors are split into mantissa and exponent (n! as
-/// a running product renormalised at every step, m^-(n+1) as
-/// f^-(n+1)·2^-(e(n+1)) for m = f·2^e), the mantissas multiplied and the
-/// exponents added, so that nothing overflows or underflows before the one
-/// final scaling: within a few ulps of f64 for small n, about √n more from
-/// the product for large n. Above FACTORIAL_MAX n! is taken as
-/// exp(ln n! − (n+1) ln m + ln |v|): relative error about |that
-/// exponent|·2^-53.
-fn scaled(n: u64, m: f64, v: f64) -> f64 {
-    let s = n as f64 + 1.0;
-    if n > FACTORIAL_MAX {
-        return exp(lgamma(s) - s * log(m) + log(v.abs())).copysign(v);
-    }
-    let (mut cm, mut ce) = (1.0f64, 0i64);
-    for j in 1..=n {
-        let (fm, fe) = libm::frexp(cm * j as f64);
-        cm = fm;
-        ce += i64::from(fe);
-    }
-    let (fm, fe) = libm::frexp(m);
-    let (pm, pe) = libm::frexp(pow(fm, -s));
-    let (vm, ve) = libm::frexp(v.abs());
-    let e = -i64::from(fe) * (n as i64 + 1) + i64::from(pe) + ce + i64::from(ve);
-    // Beyond ±2200 the result is 0 or inf whatever the mantissa.
-    let e = e.clamp(-2200, 2200) as i32;
-    libm::scalbn(pm * cm * vm, e).copysign(v)
 }

@@ -150,7 +150,7 @@ pub(super) fn run_round(args: &Args) -> Result<Out, TensorError> {
     Ok(Out::Tensor(t))
 }
 
-/// `polygamma(x, n)`: ψ⁽ⁿ⁾ of every element (`math::polygamma`) in f64,
+/// `polygamma(x, n)`: ψ⁽ⁿ⁾ of every element (`math::Polygamma`) in f64,
 /// rounded once into float_result(x's dtype). `n` is an Int ≥ 0; the
 /// tensor comes first, as in every operation (and in PyTorch's method form
 /// `x.polygamma(n)`; its function form is `polygamma(n, x)`, which gets a
@@ -188,7 +188,8 @@ pub(super) fn run_polygamma(args: &Args) -> Result<Out, TensorError> {
 }
 
 fn polygamma<T: Flt>(x: &Tensor, n: u64) -> Result<Tensor, TensorError> {
-    map1(x, move |a: T| T::round(math::polygamma(n, a.wide())))
+    let f = math::Polygamma::new(n);
+    map1(x, move |a: T| T::round(f.at(a.wide())))
 }
 
 /// 10^|d| rounded once into T (inf when it overflows, as NumPy's is).
