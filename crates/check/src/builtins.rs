@@ -97,6 +97,8 @@ builtins! {
         ProgressNote = "progress_note", "the message shown beside the innermost running progress bar (for example the current loss): progress_note(s)";
         Finfo = "finfo", "the limits of a float dtype, NumPy's finfo: a struct of F64s eps, max, min (= -max), tiny (the smallest normal), smallest_subnormal, and the Int bits";
         Iinfo = "iinfo", "the range of an integer dtype, NumPy's iinfo: a struct of the Ints min, max and bits";
+        Figure = "figure", "a new figure of width x height pixels with one panel: let fig = figure(width=640, height=480); draw with fig.line, fig.scatter, fig.hist, fig.image, then fig.save(\"plot.png\")";
+        Display = "display", "show a value: in a notebook a figure inline (PNG and SVG) and a tensor as a table too, elsewhere its text as print shows it: display(fig)";
         FloatFormat = "float_format", "a float format for the formats lab: float_format(exp_bits, man_bits, bias=2^(exp_bits-1)-1, subnormals=true, special=\"ieee\"), special one of \"ieee\", \"fn\", \"none\"";
     }
     make {
@@ -403,6 +405,8 @@ impl Builtin {
                 &["exp_bits", "man_bits", "bias", "subnormals", "special"],
             ),
             Builtin::Host(HostFn::Format) => (2, Some(2), &[]),
+            Builtin::Host(HostFn::Figure) => (0, Some(2), &["width", "height"]),
+            Builtin::Host(HostFn::Display) => (1, Some(1), &["value"]),
             Builtin::Host(HostFn::Exit) => (0, Some(1), &[]),
             Builtin::Make(Make::Zeros) | Builtin::Make(Make::Ones) => (1, Some(2), &["shape", DTYPE_PARAM]),
             Builtin::Make(Make::Full) => (2, Some(3), &["shape", "value", DTYPE_PARAM]),
@@ -444,7 +448,9 @@ impl Builtin {
             | Builtin::Host(HostFn::Seed)
             | Builtin::Host(HostFn::Exit)
             | Builtin::Host(HostFn::ProgressNote)
+            | Builtin::Host(HostFn::Display)
             | Builtin::Host(HostFn::Assert) => Ty::Unit,
+            Builtin::Host(HostFn::Figure) => Ty::Figure,
             // The iterable itself, unchanged.
             Builtin::Host(HostFn::Progress) => first,
             Builtin::Host(HostFn::WriteText)
@@ -492,6 +498,7 @@ impl Builtin {
                 | Ty::DType
                 | Ty::Tape
                 | Ty::Format
+                | Ty::Figure
                 | Ty::Tensor(None)
                 | Ty::Res(..)
                 | Ty::Opt(_)
@@ -640,6 +647,7 @@ pub enum Recv {
     Opt,
     Dict,
     Format,
+    Figure,
 }
 
 host_methods! {
@@ -690,6 +698,18 @@ host_methods! {
     Underflows = "underflows", [Format], "how many non-zero elements of a tensor round to zero in the format, an Int";
     Overflows = "overflows", [Format], "how many finite elements of a tensor lie beyond the format's largest value after rounding, an Int";
     IsNone = "is_none", [Opt], "whether the Opt is None";
+    Line = "line", [Figure], "draw a line through the points (x[i], y[i]) in the current panel: fig.line(x, y, label=\"\"); x and y are tensors of any dtype or Arrs of numbers, a NaN or inf point breaks the line";
+    Scatter = "scatter", [Figure], "draw a dot at each point (x[i], y[i]) in the current panel: fig.scatter(x, y, label=\"\")";
+    Hist = "hist", [Figure], "draw a histogram of the finite values of x in equal bins from their smallest to their largest, as numpy.histogram: fig.hist(x, bins=30, label=\"\")";
+    Image = "image", [Figure], "draw a 2-D tensor as a grey-scale image (smallest value black, largest white) or an [h, w, 3] one as RGB (floats 0 to 1, integers 0 to 255), pixel (0, 0) at the top left: fig.image(t)";
+    Title = "title", [Figure], "the current panel's title: fig.title(s)";
+    Xlabel = "xlabel", [Figure], "the current panel's x-axis label: fig.xlabel(s)";
+    Ylabel = "ylabel", [Figure], "the current panel's y-axis label: fig.ylabel(s)";
+    LogY = "log_y", [Figure], "a logarithmic y axis for the current panel (values <= 0 are not drawn): fig.log_y()";
+    Legend = "legend", [Figure], "a legend of the current panel's labelled lines, scatters and histograms: fig.legend()";
+    Save = "save", [Figure], "write the figure to a .svg or .png file, atomically; the same figure gives the same bytes on every run; a Res[Unit, Str]: fig.save(path)";
+    Grid = "grid", [Figure], "split the figure into rows x cols panels, numbered from 0 row by row; panel 0 becomes current: fig.grid(rows, cols)";
+    Panel = "panel", [Figure], "make panel i (from 0, row by row) the one the drawing methods use: fig.panel(i)";
 }
 
 impl HostMethod {
@@ -730,6 +750,115 @@ impl HostMethod {
     pub fn all() -> impl Iterator<Item = HostMethod> {
         METHODS.iter().map(|m| m.0)
     }
+
+    /// The parameter names (after the receiver) of a method that takes
+    /// keyword arguments, and how many must be given; `None` for the
+    /// methods that take positional arguments only.
+    pub fn params(self) -> Option<(usize, &'static [&'static str])> {
+        self.figure().map(FigureMethod::params)
+    }
+
+    /// The figure method this is, if it is one.
+    pub fn figure(self) -> Option<FigureMethod> {
+        use FigureMethod as F;
+        use HostMethod as M;
+        match self {
+            M::Line => Some(F::Line),
+            M::Scatter => Some(F::Scatter),
+            M::Hist => Some(F::Hist),
+            M::Image => Some(F::Image),
+            M::Title => Some(F::Title),
+            M::Xlabel => Some(F::Xlabel),
+            M::Ylabel => Some(F::Ylabel),
+            M::LogY => Some(F::LogY),
+            M::Legend => Some(F::Legend),
+            M::Save => Some(F::Save),
+            M::Grid => Some(F::Grid),
+            M::Panel => Some(F::Panel),
+            M::Len
+            | M::Upper
+            | M::Lower
+            | M::Trim
+            | M::Split
+            | M::Contains
+            | M::StartsWith
+            | M::EndsWith
+            | M::Replace
+            | M::Find
+            | M::Chars
+            | M::PadLeft
+            | M::PadRight
+            | M::Repeat
+            | M::Ord
+            | M::IsDigit
+            | M::IsAlpha
+            | M::IsSpace
+            | M::Lines
+            | M::Push
+            | M::Pop
+            | M::Join
+            | M::Reversed
+            | M::Insert
+            | M::Remove
+            | M::Get
+            | M::Keys
+            | M::Values
+            | M::Items
+            | M::Sort
+            | M::Extend
+            | M::IndexOf
+            | M::Watch
+            | M::To
+            | M::Numel
+            | M::Item
+            | M::Unwrap
+            | M::Expect
+            | M::UnwrapOr
+            | M::IsOk
+            | M::IsErr
+            | M::IsSome
+            | M::Encode
+            | M::Decode
+            | M::Underflows
+            | M::Overflows
+            | M::IsNone => None,
+        }
+    }
+}
+
+/// The methods of a figure (spec §12.3), the host methods with keyword
+/// parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FigureMethod {
+    Line,
+    Scatter,
+    Hist,
+    Image,
+    Title,
+    Xlabel,
+    Ylabel,
+    LogY,
+    Legend,
+    Save,
+    Grid,
+    Panel,
+}
+
+impl FigureMethod {
+    /// How many arguments must be given, and the parameters' names.
+    pub fn params(self) -> (usize, &'static [&'static str]) {
+        use FigureMethod as F;
+        match self {
+            F::Line | F::Scatter => (2, &["x", "y", "label"]),
+            F::Hist => (1, &["x", "bins", "label"]),
+            F::Image => (1, &["t"]),
+            F::Title | F::Xlabel | F::Ylabel => (1, &["s"]),
+            F::LogY | F::Legend => (0, &[]),
+            F::Save => (1, &["path"]),
+            F::Grid => (2, &["rows", "cols"]),
+            F::Panel => (1, &["i"]),
+        }
+    }
 }
 
 /// A method name as the checker resolved it: the tensor operation and the
@@ -763,6 +892,7 @@ pub fn recv_kind(ty: &Ty) -> Option<Recv> {
         Ty::Arr(_) => Some(Recv::Arr),
         Ty::Tape => Some(Recv::Tape),
         Ty::Format => Some(Recv::Format),
+        Ty::Figure => Some(Recv::Figure),
         Ty::Tensor(_) => Some(Recv::Tensor),
         Ty::Res(..) => Some(Recv::Res),
         Ty::Dict(..) => Some(Recv::Dict),
@@ -830,6 +960,21 @@ pub fn host_method_type(recv: &Ty, m: MethodRef) -> Ty {
         (Ty::Format, M::Encode) => Ty::Tensor(Some(DType::I32)),
         (Ty::Format, M::Decode) => Ty::Tensor(Some(DType::F64)),
         (Ty::Format, M::Underflows | M::Overflows) => Ty::Int,
+        (Ty::Figure, M::Save) => Ty::Res(Box::new(Ty::Unit), Box::new(Ty::Str)),
+        (
+            Ty::Figure,
+            M::Line
+            | M::Scatter
+            | M::Hist
+            | M::Image
+            | M::Title
+            | M::Xlabel
+            | M::Ylabel
+            | M::LogY
+            | M::Legend
+            | M::Grid
+            | M::Panel,
+        ) => Ty::Unit,
         (Ty::Res(ok, _), M::Unwrap | M::Expect | M::UnwrapOr) => (**ok).clone(),
         (Ty::Opt(t), M::Unwrap | M::Expect | M::UnwrapOr) => (**t).clone(),
         (Ty::Res(..), M::IsOk | M::IsErr) | (Ty::Opt(_), M::IsSome | M::IsNone) => Ty::Bool,

@@ -621,6 +621,7 @@ fn dtype_input(t: &Ty) -> twill_tensor::ops::dtypes::Input {
         | Ty::Range
         | Ty::Tape
         | Ty::Format
+        | Ty::Figure
         | Ty::Arr(_)
         | Ty::Dict(..)
         | Ty::Tuple(_)
@@ -1123,6 +1124,7 @@ impl Pass<'_> {
                     | T::DType
                     | T::Tape
                     | T::Format
+                    | T::Figure
                     | T::Unit
                     | T::Range
                         if !args.is_empty() =>
@@ -1137,6 +1139,7 @@ impl Pass<'_> {
                     T::DType => Ty::DType,
                     T::Tape => Ty::Tape,
                     T::Format => Ty::Format,
+                    T::Figure => Ty::Figure,
                     T::Unit => Ty::Unit,
                     T::Range => Ty::Range,
                     T::Arr | T::Opt => {
@@ -2091,6 +2094,7 @@ impl Pass<'_> {
             | Ty::Range
             | Ty::Tape
             | Ty::Format
+            | Ty::Figure
             | Ty::Arr(_)
             | Ty::Dict(..)
             | Ty::Tuple(_)
@@ -2180,6 +2184,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Format
+                    | Ty::Figure
                     | Ty::Arr(_)
                     | Ty::Dict(..)
                     | Ty::Tuple(_)
@@ -2269,6 +2274,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Format
+                    | Ty::Figure
                     | Ty::Res(..)
                     | Ty::Opt(_)
                     | Ty::Tuple(_)
@@ -2315,6 +2321,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Format
+                    | Ty::Figure
                     | Ty::Arr(_)
                     | Ty::Dict(..)
                     | Ty::Tuple(_)
@@ -2382,6 +2389,7 @@ impl Pass<'_> {
                     | Ty::DType
                     | Ty::Tape
                     | Ty::Format
+                    | Ty::Figure
                     | Ty::Res(..)
                     | Ty::Opt(_)
                     | Ty::Tuple(_)
@@ -2657,6 +2665,7 @@ impl Pass<'_> {
                     | Ty::Range
                     | Ty::Tape
                     | Ty::Format
+                    | Ty::Figure
                     | Ty::Arr(_)
                     | Ty::Dict(..)
                     | Ty::Tuple(_)
@@ -2946,6 +2955,7 @@ impl Pass<'_> {
             | Ty::Str
             | Ty::DType
             | Ty::Range
+            | Ty::Figure
             | Ty::Arr(_)
             | Ty::Dict(..)
             | Ty::Tuple(_)
@@ -3030,6 +3040,7 @@ impl Pass<'_> {
             | Ty::DType
             | Ty::Range
             | Ty::Tape
+            | Ty::Figure
             | Ty::Arr(_)
             | Ty::Dict(..)
             | Ty::Tuple(_)
@@ -3534,6 +3545,62 @@ impl Pass<'_> {
         }
     }
 
+    /// The arguments of a host method that takes keywords (a figure's,
+    /// [`HostMethod::params`]): no unknown or repeated keyword, no more
+    /// arguments than parameters, and the first `min` given.
+    fn check_host_keywords(&mut self, name: &str, span: Span, args: &[RawArg], min: usize, params: &[&str]) {
+        let npos = args.iter().take_while(|a| a.name.is_none()).count();
+        let mut given = vec![false; params.len()];
+        for (i, g) in given.iter_mut().enumerate().take(npos) {
+            *g = i < params.len();
+        }
+        if npos > params.len() {
+            self.err(
+                Diagnostic::error(
+                    span,
+                    format!("`{name}` takes at most {} arguments, not {npos}", params.len()),
+                )
+                .with_note(format!("its parameters are: {}", params.join(", "))),
+            );
+            return;
+        }
+        for a in &args[npos..] {
+            let Some((k, ks)) = &a.name else {
+                self.err(Diagnostic::error(
+                    a.expr.span,
+                    "a positional argument cannot follow a keyword argument",
+                ));
+                continue;
+            };
+            match params.iter().position(|p| p == k) {
+                None => self.err(
+                    Diagnostic::error(*ks, format!("`{name}` has no argument `{k}`"))
+                        .with_note(if params.is_empty() {
+                            format!("`{name}` takes no arguments")
+                        } else {
+                            format!("its parameters are: {}", params.join(", "))
+                        })
+                        .with_help(
+                            self.showing()
+                                .then(|| suggest::did_you_mean(k, params.iter().copied()))
+                                .flatten(),
+                        ),
+                ),
+                Some(i) if given[i] => self.err(Diagnostic::error(
+                    *ks,
+                    format!("argument `{k}` of `{name}` is given twice"),
+                )),
+                Some(i) => given[i] = true,
+            }
+        }
+        if let Some(missing) = given.iter().take(min).position(|g| !g) {
+            self.err(
+                Diagnostic::error(span, format!("`{name}` needs its argument `{}`", params[missing]))
+                    .with_note(format!("its parameters are: {}", params.join(", "))),
+            );
+        }
+    }
+
     /// The struct type `finfo`/`iinfo` returns (registered by `predeclare`);
     /// a dtype written in place that has no such limits is a static error,
     /// any other is checked at run time.
@@ -3669,6 +3736,7 @@ impl Pass<'_> {
             | Ty::Range
             | Ty::Tape
             | Ty::Format
+            | Ty::Figure
             | Ty::Arr(_)
             | Ty::Dict(..)
             | Ty::Tuple(_)
@@ -3817,9 +3885,14 @@ impl Pass<'_> {
             inputs.extend(ptys.iter().cloned().zip(spans));
             ty = self.op_type(op, &inputs, receiver.span.to(method.span));
         }
-        let hargs = match mref.op {
-            Some(op) => bind_slots(raw, 1, |k| op.spec().param_index(k)),
-            None => {
+        let host_params = mref.host.and_then(HostMethod::params);
+        let hargs = match (mref.op, host_params) {
+            (Some(op), _) => bind_slots(raw, 1, |k| op.spec().param_index(k)),
+            (None, Some((min, params))) => {
+                self.check_host_keywords(name, method.span, &raw, min, params);
+                bind_slots(raw, 1, |k| params.iter().position(|p| *p == k).map(|i| i + 1))
+            }
+            (None, None) => {
                 for (k, ks) in raw.iter().filter_map(|a| a.name.as_ref()) {
                     self.err(
                         Diagnostic::error(*ks, format!("unexpected keyword argument `{k}`"))

@@ -34,6 +34,7 @@ type_names! {
     DType = "DType";
     Tape = "Tape";
     Format = "Format";
+    Figure = "Figure";
     Unit = "Unit";
     Range = "Range";
     Arr = "Arr";
@@ -73,6 +74,8 @@ pub enum Ty {
     Tape,
     /// A float format of the formats lab (spec §13).
     Format,
+    /// A figure (spec §12.3): a handle, shared by every name bound to it.
+    Figure,
     Arr(Box<Ty>),
     /// `Dict[K, V]` (spec §10.2).
     Dict(Box<Ty>, Box<Ty>),
@@ -158,6 +161,7 @@ impl fmt::Display for Ty {
             Ty::Range => write!(f, "{}", TypeName::Range),
             Ty::Tape => write!(f, "{}", TypeName::Tape),
             Ty::Format => write!(f, "{}", TypeName::Format),
+            Ty::Figure => write!(f, "{}", TypeName::Figure),
             Ty::Arr(t) => write!(f, "{}[{t}]", TypeName::Arr),
             Ty::Dict(k, v) => write!(f, "{}[{k}, {v}]", TypeName::Dict),
             Ty::Tuple(items) => {
@@ -210,6 +214,7 @@ pub enum RtType {
     Range,
     Tape,
     Format,
+    Figure,
     Arr,
     Dict,
     /// A tuple of this many elements.
@@ -237,6 +242,7 @@ impl RtType {
             Ty::Range => RtType::Range,
             Ty::Tape => RtType::Tape,
             Ty::Format => RtType::Format,
+            Ty::Figure => RtType::Figure,
             Ty::Arr(_) => RtType::Arr,
             Ty::Dict(..) => RtType::Dict,
             Ty::Tuple(items) => RtType::Tuple(items.len()),
@@ -329,6 +335,7 @@ mod tests {
             (Ty::DType, TypeName::DType),
             (Ty::Tape, TypeName::Tape),
             (Ty::Format, TypeName::Format),
+            (Ty::Figure, TypeName::Figure),
             (Ty::Unit, TypeName::Unit),
             (Ty::Range, TypeName::Range),
             (Ty::Tensor(None), TypeName::Tensor),

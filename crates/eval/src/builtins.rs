@@ -30,7 +30,7 @@ use crate::bridge::{
 use crate::error::{fail, fail_as, fail_with, Cx, ErrorKind, Failure, R};
 use crate::ops;
 use crate::print::{display, repr};
-use crate::value::{DictKey, IndexKey, RangeVal, StructVal, Value};
+use crate::value::{int_like, DictKey, IndexKey, RangeVal, StructVal, Value};
 
 /// Largest array `arr(range(…))` builds, to fail cleanly instead of
 /// exhausting memory.
@@ -306,6 +306,18 @@ pub(crate) fn arr_mut_method(items: &mut Vec<Value>, m: HostMethod, args: ArgVec
         | HostMethod::IsDigit
         | HostMethod::IsAlpha
         | HostMethod::IsSpace
+        | HostMethod::Line
+        | HostMethod::Scatter
+        | HostMethod::Hist
+        | HostMethod::Image
+        | HostMethod::Title
+        | HostMethod::Xlabel
+        | HostMethod::Ylabel
+        | HostMethod::LogY
+        | HostMethod::Legend
+        | HostMethod::Save
+        | HostMethod::Grid
+        | HostMethod::Panel
         | HostMethod::Lines => Err(format!("unknown method `{name}` on `Arr`").into()),
     }
 }
@@ -343,6 +355,7 @@ pub(crate) fn call_builtin(
         }
         Builtin::Host(HostFn::Print) => print(cx, slots, at, span),
         Builtin::Host(HostFn::FloatFormat) => float_format(slots, span),
+        Builtin::Host(HostFn::Figure) => crate::figure::new(slots, span),
         // Keywords may leave a gap (`progress(it, label="…")`).
         Builtin::Host(HostFn::Progress) => {
             let mut slots = slots.into_iter().map(|v| v.unwrap_or(Value::Unit));
@@ -501,21 +514,6 @@ fn res(r: Result<Value, String>) -> Value {
     match r {
         Ok(v) => Value::Ok(Rc::new(v)),
         Err(m) => Value::Err(Rc::new(Value::str(m))),
-    }
-}
-
-/// A rank-0 tensor holding an integral value becomes that Int; anything
-/// else is left for the caller's own type error.
-pub(crate) fn int_like(v: &mut Value) {
-    if let Value::Tensor(t) = v {
-        if t.ndim() == 0 {
-            if let Ok(s) = t.item() {
-                let x = s.to_f64();
-                if x.fract() == 0.0 && x.abs() < 9.2e18 {
-                    *v = Value::Int(x as i64);
-                }
-            }
-        }
     }
 }
 
@@ -891,6 +889,16 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
             ),
         },
         HostFn::FloatFormat => float_format(argv.into_iter().map(Some).collect(), span),
+        HostFn::Figure => crate::figure::new(argv.into_iter().map(Some).collect(), span),
+        HostFn::Display => {
+            let v = arg(0);
+            let rich = cx.host().shows_rich();
+            let shown = crate::figure::shown(&v, rich).or_else(|m| fail(span, format!("`display`: {m}")))?;
+            cx.host()
+                .display(&shown)
+                .or_else(|e| fail(span, format!("`display`: {e}")))?;
+            Ok(Value::Unit)
+        }
         HostFn::Finfo | HostFn::Iinfo => dtype_info(cx, h, arg(0), span),
         HostFn::Sorted => {
             let reverse = match arg(1) {
@@ -1053,6 +1061,9 @@ pub(crate) fn call_method(
             }
             return call_op(op, slots, at, span);
         }
+    }
+    if let (Value::Figure(f), Some(h)) = (&recv, m.host) {
+        return crate::figure::method(cx, f, h, slots, span);
     }
     let mut argv = method_args(slots);
     // The counts and widths of Str methods take integral rank-0 tensors
@@ -1277,6 +1288,18 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Get
             | M::Keys
             | M::Values
+            | M::Line
+            | M::Scatter
+            | M::Hist
+            | M::Image
+            | M::Title
+            | M::Xlabel
+            | M::Ylabel
+            | M::LogY
+            | M::Legend
+            | M::Save
+            | M::Grid
+            | M::Panel
             | M::Items => unknown("Str"),
         },
         (Value::Arr(items), Some(h)) => match h {
@@ -1348,6 +1371,18 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
             | M::Get
             | M::Keys
             | M::Values
+            | M::Line
+            | M::Scatter
+            | M::Hist
+            | M::Image
+            | M::Title
+            | M::Xlabel
+            | M::Ylabel
+            | M::LogY
+            | M::Legend
+            | M::Save
+            | M::Grid
+            | M::Panel
             | M::Items => unknown("Arr"),
         },
         (

@@ -2213,6 +2213,7 @@ pub(crate) fn conform(v: Value, rt: &RtType) -> Result<Value, (String, String)> 
         }
         (RtType::Tape, Value::Tape(_)) => true,
         (RtType::Format, Value::Format(_)) => true,
+        (RtType::Figure, Value::Figure(_)) => true,
         (RtType::F64, Value::Int(i)) => return Ok(Value::F64(*i as f64)),
         (RtType::Int, Value::Int(_))
         | (RtType::F64, Value::F64(_))
@@ -2250,6 +2251,7 @@ fn rt_name(rt: &RtType) -> String {
         RtType::Range => "Range".into(),
         RtType::Tape => "Tape".into(),
         RtType::Format => "Format".into(),
+        RtType::Figure => "Figure".into(),
         RtType::Arr => "Arr".into(),
         RtType::Dict => "Dict".into(),
         RtType::Tuple(n) => format!("tuple of {n}"),

@@ -22,6 +22,7 @@ mod builtins;
 mod code;
 mod data;
 mod error;
+pub mod figure;
 mod interp;
 pub mod interrupt;
 mod ops;

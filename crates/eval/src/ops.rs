@@ -386,6 +386,8 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::DType(x), Value::DType(y)) => x == y,
         (Value::Format(x), Value::Format(y)) => x == y,
+        // A figure is a handle: equal to itself only.
+        (Value::Figure(x), Value::Figure(y)) => Rc::ptr_eq(x, y),
         (Value::Arr(x), Value::Arr(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| equal(p, q))
         }

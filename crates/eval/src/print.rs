@@ -57,6 +57,7 @@ pub fn format_value(v: &Value, spec: &Spec) -> Result<String, String> {
         | Value::Struct(_)
         | Value::Tape(_)
         | Value::Format(_)
+        | Value::Figure(_)
         | Value::Undefined => spec.text(&display(v)),
     }
 }
@@ -159,6 +160,9 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
         }
         Value::Tape(_) => out.push_str("<tape>"),
         Value::Format(f) => out.push_str(&format_format(f)),
+        Value::Figure(f) => {
+            let _ = write!(out, "{}", f.borrow());
+        }
         Value::Undefined => out.push_str("<undefined>"),
     }
 }

@@ -45,6 +45,9 @@ pub enum Value {
     Tape(Rc<TapeVal>),
     /// A float format of the formats lab (spec §13).
     Format(Rc<twill_tensor::lab::Format>),
+    /// A figure (spec §12.3): a handle, so every name bound to it draws on
+    /// the same figure.
+    Figure(Rc<RefCell<twill_plot::Figure>>),
     /// A global whose definition has not run yet.
     Undefined,
 }
@@ -343,7 +346,23 @@ impl Value {
             Value::Tracked(_) => format!("Tensor[{}]", self.as_tensor().map_or(DType::F64, |t| t.dtype())),
             Value::Tape(_) => "Tape".into(),
             Value::Format(_) => "Format".into(),
+            Value::Figure(_) => "Figure".into(),
             Value::Undefined => "undefined".into(),
+        }
+    }
+}
+
+/// A rank-0 tensor holding an integral value becomes that Int; anything
+/// else is left for the caller's own type error.
+pub(crate) fn int_like(v: &mut Value) {
+    if let Value::Tensor(t) = v {
+        if t.ndim() == 0 {
+            if let Ok(s) = t.item() {
+                let x = s.to_f64();
+                if x.fract() == 0.0 && x.abs() < 9.2e18 {
+                    *v = Value::Int(x as i64);
+                }
+            }
         }
     }
 }

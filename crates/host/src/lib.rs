@@ -98,6 +98,31 @@ pub trait Host {
 
     /// The innermost loop ended, however it ended.
     fn progress_end(&mut self) {}
+
+    /// Whether this host shows values in richer forms than text (a
+    /// notebook: spec §12.4); only then does `display` render a figure.
+    fn shows_rich(&self) -> bool {
+        false
+    }
+
+    /// `display(v)`: a host that shows rich forms shows the best it can,
+    /// any other prints the text and a newline on standard output.
+    fn display(&mut self, shown: &Display) -> io::Result<()> {
+        let out = self.stdout();
+        out.write_all(shown.text.as_bytes())?;
+        out.write_all(b"\n")
+    }
+}
+
+/// A value as `display` shows it: its text (as `print` writes it) and the
+/// richer forms a notebook shows, each present only where the value has it
+/// (spec §12.4: a figure as PNG and SVG, a small tensor as an HTML table).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Display {
+    pub text: String,
+    pub html: Option<String>,
+    pub png: Option<Vec<u8>>,
+    pub svg: Option<String>,
 }
 
 /// A standard stream that hides the progress bars while it writes, so

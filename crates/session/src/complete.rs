@@ -144,9 +144,14 @@ impl Session {
             Ty::Tensor(_) => ops().chain(fields()).chain(methods(&ty)).collect(),
             Ty::Struct(def) => def.fields.iter().map(|f| f.to_string()).collect(),
             Ty::Unknown => ops().chain(fields()).chain(methods(&ty)).collect(),
-            Ty::Str | Ty::Arr(_) | Ty::Dict(..) | Ty::Res(..) | Ty::Opt(_) | Ty::Tape | Ty::Format => {
-                methods(&ty).collect()
-            }
+            Ty::Str
+            | Ty::Arr(_)
+            | Ty::Dict(..)
+            | Ty::Res(..)
+            | Ty::Opt(_)
+            | Ty::Tape
+            | Ty::Format
+            | Ty::Figure => methods(&ty).collect(),
             // Numbers take the elementwise functions as methods.
             Ty::Int | Ty::F64 => ops().collect(),
             Ty::Unit | Ty::Bool | Ty::DType | Ty::Range | Ty::Tuple(_) | Ty::Fn(..) => Vec::new(),
