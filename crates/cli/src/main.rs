@@ -1,4 +1,5 @@
-//! The `twill` command: `run`, `check`, `repl`, `--help`, `--version`.
+//! The `twill` command: `run`, `check`, `repl`, `jupyter`, `--help`,
+//! `--version`.
 //! All work happens on a thread with a large stack so that deep (but not
 //! runaway) recursion in a program works; a panic, which would be a bug in
 //! twill, is reported as an `error:` line, never as a Rust backtrace.
@@ -26,6 +27,9 @@ usage:
                               the same on the reference tree walker
   twill check FILE.tw         check a program without running it
   twill repl                  interactive session (also: `twill` alone)
+  twill jupyter install [--user | --prefix DIR | --sys-prefix]
+                              install the Jupyter kernel spec
+  twill jupyter kernel FILE   serve a notebook (Jupyter starts this)
   twill --version             print the version
   twill --help                print this help
 
@@ -56,6 +60,18 @@ fn cli(args: Vec<String>) -> i32 {
         Some("check") => match rest.as_slice() {
             [file] => driver::run_path(file, Vec::new(), Mode::Check, Engine::Compiled),
             _ => usage_error("`twill check` needs exactly one FILE"),
+        },
+        Some("jupyter") => match rest.split_first() {
+            Some((cmd, args)) if cmd == "install" => twill_kernel::install(args),
+            Some((cmd, [file])) if cmd == "kernel" => {
+                // Ctrl-C where the notebook server runs stops the cell,
+                // as an interrupt request does; the session goes on.
+                ctrl_c::for_session();
+                twill_kernel::kernel(file)
+            }
+            _ => usage_error(
+                "`twill jupyter` needs `install [--user | --prefix DIR | --sys-prefix]` or `kernel FILE`",
+            ),
         },
         Some("--version" | "-V" | "version") => {
             println!("twill {}", env!("CARGO_PKG_VERSION"));

@@ -19,6 +19,13 @@ pub(crate) fn take() -> bool {
     REQUESTED.load(Ordering::Relaxed) && REQUESTED.swap(false, Ordering::Relaxed)
 }
 
+/// Whether an interrupt has been requested and not yet taken (for a host
+/// waiting on something other than the program, such as a notebook's
+/// input box).
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
+
 /// Forgets a request made while nothing was running (a REPL clears it
 /// before each entry, so a Ctrl-C at the prompt does not stop the next).
 pub fn clear() {

@@ -112,6 +112,16 @@ pub trait Host {
         out.write_all(shown.text.as_bytes())?;
         out.write_all(b"\n")
     }
+
+    /// The value of a REPL entry or notebook cell (spec §12.1, §12.4): a
+    /// notebook shows it as the cell's result, in every form it has; any
+    /// other host prints the text and a newline on standard output.
+    fn result(&mut self, shown: &Display) -> io::Result<()> {
+        let out = self.stdout();
+        out.write_all(shown.text.as_bytes())?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
 }
 
 /// A value as `display` shows it: its text (as `print` writes it) and the

@@ -17,6 +17,8 @@ mod raster;
 mod svg;
 mod ticks;
 
+pub use svg::base64;
+
 use std::fmt;
 
 /// The largest width or height of a figure, in pixels.

@@ -565,7 +565,9 @@ fn image_png(im: &Image) -> Vec<u8> {
     bytes
 }
 
-fn base64(bytes: &[u8]) -> String {
+/// `bytes` in standard base64 (RFC 4648, with padding): for data URIs and
+/// for notebooks' `image/png` outputs.
+pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

@@ -33,7 +33,7 @@ use twill_syntax::{Diagnostic, FileId, Span};
 
 pub use render::render;
 pub use sources::{Source, SourceMap};
-pub use twill_host::{CaptureHost, Host, RealHost, SharedBuf};
+pub use twill_host::{CaptureHost, Display, Host, RealHost, SharedBuf};
 
 /// How a `run` or `check` ended (spec §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -520,9 +520,20 @@ impl Session {
         Flow::Continue
     }
 
-    /// Prints an entry's value and makes it `_` (spec §12.1).
+    /// Shows an entry's value (printed, or a notebook cell's result in
+    /// every form it has) and makes it `_` (spec §12.1, §12.4).
     fn show(&mut self, v: Value) {
-        self.print_line(&display(&v));
+        let host = self.interp.host();
+        let rich = host.shows_rich();
+        let shown = twill_eval::figure::shown(&v, rich).unwrap_or_else(|msg| {
+            // A figure that cannot be drawn still shows its text form.
+            let _ = writeln!(host.stderr(), "warning: the value is shown as text only: {msg}");
+            Display {
+                text: display(&v),
+                ..Display::default()
+            }
+        });
+        let _ = host.result(&shown);
         let slot = self.checker.bind_value("_");
         self.interp.set_global(slot as usize, v);
     }
@@ -623,6 +634,12 @@ impl Session {
             lines.push("(nothing defined yet)".into());
         }
         self.print_line(&lines.join("\n"));
+    }
+
+    /// `:help NAME`'s text: a builtin's or operation's signature and
+    /// description, or a function's doc comment (a notebook's inspect).
+    pub fn help(&self, name: &str) -> Option<String> {
+        self.checker.help(name)
     }
 
     /// The static type of an expression, as `:type` shows it, or the
