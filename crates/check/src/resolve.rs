@@ -118,6 +118,7 @@ struct FileOutput {
     module: Option<hir::Module>,
     diagnostics: Vec<Diagnostic>,
     types: Vec<(Span, Ty)>,
+    notes: Vec<(Span, String)>,
     aliases: HashMap<String, String>,
 }
 
@@ -129,6 +130,10 @@ pub struct CheckOutput {
     /// the checker finished them (children before parents), for hover,
     /// completion and the REPL's `:type`.
     pub types: Vec<(Span, Ty)>,
+    /// How the dtype of an expression arose (`` `+` of f16, bf16 gives
+    /// f32 ``), by span, where the checker knows it (recorded with
+    /// `types`, for hover).
+    pub notes: Vec<(Span, String)>,
 }
 
 struct Local {
@@ -212,6 +217,8 @@ struct Pass<'a> {
     list_dtypes: HashMap<(u32, u32), Vec<Option<DType>>>,
     /// Every expression's type, for [`CheckOutput::types`].
     types: Vec<(Span, Ty)>,
+    /// The dtype notes of those expressions, for [`CheckOutput::notes`].
+    notes: Vec<(Span, String)>,
     /// Inferred `var` types (spec §10), by the span of the name declared:
     /// what an earlier round of the check found they hold, ...
     var_assume: HashMap<Span, Ty>,
@@ -260,6 +267,7 @@ impl Checker {
             module: out.module,
             diagnostics: out.diagnostics,
             types: out.types,
+            notes: out.notes,
         }
     }
 
@@ -279,6 +287,7 @@ impl Checker {
             module: out.module,
             diagnostics: out.diagnostics,
             types: out.types,
+            notes: out.notes,
         }
     }
 
@@ -306,7 +315,7 @@ impl Checker {
         let mut assume: HashMap<Span, Ty> = HashMap::new();
         let mut round = 0;
         loop {
-            let (module, diagnostics, types, widened, bound) =
+            let (module, diagnostics, (types, notes), widened, bound) =
                 self.check_round(&program, std::mem::take(&mut assume), &prefix, &aliases);
             if widened.is_empty() {
                 if diagnostics.iter().any(|d| d.is_error()) {
@@ -315,6 +324,7 @@ impl Checker {
                         module: None,
                         diagnostics,
                         types,
+                        notes,
                         aliases: own,
                     };
                 }
@@ -322,6 +332,7 @@ impl Checker {
                     module: Some(module),
                     diagnostics,
                     types,
+                    notes,
                     aliases: own,
                 };
             }
@@ -354,7 +365,7 @@ impl Checker {
     ) -> (
         hir::Module,
         Vec<Diagnostic>,
-        Vec<(Span, Ty)>,
+        (Vec<(Span, Ty)>, Vec<(Span, String)>),
         HashMap<Span, Ty>,
         HashMap<Span, Ty>,
     ) {
@@ -383,6 +394,7 @@ impl Checker {
             tail_expect: None,
             list_dtypes: HashMap::new(),
             types: Vec::new(),
+            notes: Vec::new(),
             var_assume: assume,
             var_bound: bound,
             var_seen: HashMap::new(),
@@ -401,7 +413,13 @@ impl Checker {
                 (j != *b).then_some((*d, j))
             })
             .collect();
-        (module, pass.diags, pass.types, widened, pass.var_bound)
+        (
+            module,
+            pass.diags,
+            (pass.types, pass.notes),
+            widened,
+            pass.var_bound,
+        )
     }
 
     /// The symbol of a name, interning it on first use.
@@ -1894,6 +1912,9 @@ impl Pass<'_> {
         self.depth -= 1;
         if self.ck.record_types {
             self.types.push((e.span, r.1.clone()));
+            if let Some(w) = self.why.get(&(e.span.start, e.span.end)) {
+                self.notes.push((e.span, w.clone()));
+            }
         }
         r
     }

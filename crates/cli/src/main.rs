@@ -1,5 +1,5 @@
-//! The `twill` command: `run`, `check`, `repl`, `jupyter`, `--help`,
-//! `--version`.
+//! The `twill` command: `run`, `check`, `repl`, `jupyter`, `lsp`,
+//! `--help`, `--version`.
 //! All work happens on a thread with a large stack so that deep (but not
 //! runaway) recursion in a program works; a panic, which would be a bug in
 //! twill, is reported as an `error:` line, never as a Rust backtrace.
@@ -30,6 +30,7 @@ usage:
   twill jupyter install [--user | --prefix DIR | --sys-prefix]
                               install the Jupyter kernel spec
   twill jupyter kernel FILE   serve a notebook (Jupyter starts this)
+  twill lsp                   the language server, on stdin and stdout (editors start this)
   twill --version             print the version
   twill --help                print this help
 
@@ -73,6 +74,7 @@ fn cli(args: Vec<String>) -> i32 {
                 "`twill jupyter` needs `install [--user | --prefix DIR | --sys-prefix]` or `kernel FILE`",
             ),
         },
+        Some("lsp") => twill_lsp::serve(),
         Some("--version" | "-V" | "version") => {
             println!("twill {}", env!("CARGO_PKG_VERSION"));
             0

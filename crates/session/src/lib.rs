@@ -128,6 +128,8 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     pub module: Option<hir::Module>,
     pub types: Vec<(Span, Ty)>,
+    /// How dtypes arose, by expression span (see `CheckOutput::notes`).
+    pub notes: Vec<(Span, String)>,
 }
 
 const HELP: &str = "\
@@ -266,6 +268,7 @@ impl Session {
                 diagnostics: parsed.errors,
                 module: None,
                 types: Vec::new(),
+                notes: Vec::new(),
             };
         }
         // The modules it imports are loaded, checked and queued to run
@@ -280,6 +283,7 @@ impl Session {
                 diagnostics,
                 module: None,
                 types: Vec::new(),
+                notes: Vec::new(),
             };
         }
         let out = self.checker.check_program_with(parsed.program, imports);
@@ -288,6 +292,7 @@ impl Session {
             diagnostics: out.diagnostics,
             module: out.module,
             types: out.types,
+            notes: out.notes,
         }
     }
 
