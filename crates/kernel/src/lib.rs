@@ -26,7 +26,7 @@ use jupyter_protocol::{
     JupyterMessageContent, KernelInfoReply, LanguageInfo, Media, MediaType, ReplyError, ReplyStatus,
     ShutdownReply, Status,
 };
-use twill_session::{interrupt, Flow, Options, Reporter, Session, SourceMap};
+use twill_session::{interrupt, name_at, Flow, Options, Reporter, Session, SourceMap};
 use twill_syntax::{Diagnostic, Severity};
 
 use host::{KernelHost, Outbox, Outgoing};
@@ -152,19 +152,6 @@ fn byte_at(code: &str, chars: usize) -> usize {
     code.char_indices().nth(chars).map_or(code.len(), |(i, _)| i)
 }
 
-/// The name under (or just before) the cursor, with the dotted receiver
-/// before it when there is one: `m.f` for help on a module's function.
-fn name_at(code: &str, byte: usize) -> &str {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    let end = code[byte..]
-        .find(|c: char| !word(c))
-        .map_or(code.len(), |i| byte + i);
-    let start = code[..byte]
-        .rfind(|c: char| !(word(c) || c == '.'))
-        .map_or(0, |i| i + code[i..].chars().next().map_or(1, char::len_utf8));
-    code.get(start..end).unwrap_or("")
-}
-
 impl Kernel {
     /// Serves one shell request; `Some(status)` when the kernel is to exit.
     // Requests the shell channel does not serve (comm messages: twill has
@@ -202,8 +189,8 @@ impl Kernel {
                 )
             }
             JupyterMessageContent::InspectRequest(req) => {
-                let name = name_at(&req.code, byte_at(&req.code, req.cursor_pos));
-                let help = self.help(name);
+                let (_, name) = name_at(&req.code, byte_at(&req.code, req.cursor_pos));
+                let help = self.session.help(name);
                 Some(
                     InspectReply {
                         found: help.is_some(),
@@ -261,19 +248,6 @@ impl Kernel {
         self.outbox
             .send(Outgoing::Iopub(JupyterMessage::new(Status::idle(), Some(msg))));
         exit
-    }
-
-    /// Help on `name` as `:help` gives it: a builtin's or operation's
-    /// signature and text, a function's doc comment, a module's member.
-    fn help(&mut self, name: &str) -> Option<String> {
-        if name.is_empty() {
-            return None;
-        }
-        self.session.help(name).or_else(|| {
-            // `x.sum` where `x` is a value: the method's help.
-            let (_, member) = name.rsplit_once('.')?;
-            self.session.help(member)
-        })
     }
 
     /// Runs a cell as a REPL entry: output streams as it is printed, the
@@ -335,11 +309,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_under_the_cursor() {
-        assert_eq!(name_at("softmax(x)", 3), "softmax");
-        assert_eq!(name_at("y = nn.mlp_init(", 9), "nn.mlp_init");
-        assert_eq!(name_at("x.sum()", 4), "x.sum");
-        assert_eq!(name_at("é + abs", 7), "abs");
+    fn cursor_positions_in_characters() {
         assert_eq!(byte_at("é + abs", 2), 3);
         assert_eq!(byte_at("ab", 5), 2);
     }

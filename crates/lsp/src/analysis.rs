@@ -13,7 +13,7 @@ use lsp_types::{
     ParameterInformation, ParameterLabel, SignatureHelp, SignatureInformation, SymbolKind, Uri,
 };
 use twill_check::Ty;
-use twill_session::{Options, RealHost, Session};
+use twill_session::{name_at, Options, RealHost, Session};
 use twill_syntax::ast::{Program, StmtKind};
 use twill_syntax::{Diagnostic, FileId, Severity, Span};
 
@@ -33,28 +33,6 @@ pub(crate) struct Analysis {
     pub(crate) diagnostics: Vec<lsp_types::Diagnostic>,
     program: Option<Program>,
     scopes: Scopes,
-}
-
-/// Whether `c` can be part of a name.
-fn word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// The dotted name around byte `at` (`nn.mlp_init`, `x.sum`, `softmax`)
-/// and where it starts.
-fn dotted_name_at(text: &str, at: usize) -> (usize, &str) {
-    let at = at.min(text.len());
-    let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-    let end = text[at..]
-        .find(|c: char| !word_char(c))
-        .map_or(text.len(), |i| at + i);
-    let start = text[..at]
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| word_char(*c) || *c == '.')
-        .last()
-        .map_or(at, |(i, _)| i);
-    (start, text.get(start..end).unwrap_or(""))
 }
 
 impl Analysis {
@@ -170,9 +148,9 @@ impl Analysis {
             .filter(|(s, e, _)| *s <= at && at < (*e).max(*s + 1))
             .min_by_key(|(s, e, _)| e - s)
             .cloned();
-        let (start, name) = dotted_name_at(&self.text, at);
+        let (start, name) = name_at(&self.text, at);
         let name = name.to_string();
-        let help = self.help(&name);
+        let help = self.session.help(&name);
         let mut out = String::new();
         let (mut s, mut e) = (start, start + name.len());
         if let Some((ts, te, ty)) = ty {
@@ -195,17 +173,6 @@ impl Analysis {
             }
         }
         (!out.is_empty()).then_some((out, s, e))
-    }
-
-    /// `:help`'s text for a name, or for the member of `x.member`.
-    fn help(&self, name: &str) -> Option<String> {
-        if name.is_empty() {
-            return None;
-        }
-        self.session.help(name).or_else(|| {
-            let (_, member) = name.rsplit_once('.')?;
-            self.session.help(member)
-        })
     }
 
     /// Completion at byte `at`: where the word being completed starts,
@@ -239,8 +206,8 @@ impl Analysis {
             }
         }
         let open = open?;
-        let (_, name) = dotted_name_at(before, open);
-        let help = self.help(name)?;
+        let (_, name) = name_at(before, open);
+        let help = self.session.help(name)?;
         let mut lines = help.lines();
         let label = lines.next()?.to_string();
         let doc: Vec<&str> = lines.map(str::trim_start).collect();
@@ -368,7 +335,7 @@ impl Analysis {
                 });
             }
         }
-        let (_, name) = dotted_name_at(&self.text, at);
+        let (_, name) = name_at(&self.text, at);
         let program = self.program.as_ref()?;
         if let Some((alias, member)) = name.rsplit_once('.') {
             let import = program.stmts.iter().find_map(|s| {
@@ -489,9 +456,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_parameters() {
-        assert_eq!(dotted_name_at("y = nn.mlp_init(", 9), (4, "nn.mlp_init"));
-        assert_eq!(dotted_name_at("softmax(x)", 3), (0, "softmax"));
+    fn parameters() {
         assert_eq!(
             split_params("x, axis=…, k=[1, 2]"),
             vec!["x", "axis=…", "k=[1, 2]"]

@@ -5,7 +5,8 @@
 //! of the receiver's static type after `x.` (`zeros([2], f32).` offers the
 //! tensor operations and `to`, `shape`, …), and the keyword arguments of
 //! the builtin or operation being called inside its parentheses. File
-//! paths inside a string are the line editor's (the CLI's helper).
+//! paths inside a string are the line editor's (the CLI's helper). `name_at`
+//! finds the dotted name under a cursor, for help in notebooks and editors.
 
 use twill_check::builtins::{recv_kind, Builtin, Constant, HostMethod, TensorField};
 use twill_check::Ty;
@@ -28,6 +29,24 @@ fn word_start(line: &str, end: usize) -> usize {
         .take_while(|(_, c)| word_char(*c))
         .last()
         .map_or(end, |(i, _)| i)
+}
+
+/// The dotted name around byte `at` of `text` (`nn.mlp_init`, `x.sum`,
+/// `softmax`) and the byte where it starts: what a notebook's inspect and
+/// an editor's hover ask help for.
+pub fn name_at(text: &str, at: usize) -> (usize, &str) {
+    let at = at.min(text.len());
+    let at = (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let end = text[at..]
+        .find(|c: char| !word_char(c))
+        .map_or(text.len(), |i| at + i);
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| word_char(*c) || *c == '.')
+        .last()
+        .map_or(at, |(i, _)| i);
+    (start, text.get(start..end).unwrap_or(""))
 }
 
 /// Where the receiver expression ending just before byte `end` of `line`
@@ -164,6 +183,16 @@ mod tests {
     use super::*;
     use crate::{CollectReporter, Options};
     use twill_host::CaptureHost;
+
+    #[test]
+    fn names_under_the_cursor() {
+        assert_eq!(name_at("softmax(x)", 3).1, "softmax");
+        assert_eq!(name_at("y = nn.mlp_init(", 9).1, "nn.mlp_init");
+        assert_eq!(name_at("x.sum()", 4).1, "x.sum");
+        assert_eq!(name_at("é + abs", 7).1, "abs");
+        assert_eq!(name_at("y = nn.mlp_init(", 9), (4, "nn.mlp_init"));
+        assert_eq!(name_at("softmax(x)", 3), (0, "softmax"));
+    }
 
     fn session() -> Session {
         Session::new(Box::new(CaptureHost::new()), Options::default())

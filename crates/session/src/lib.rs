@@ -22,6 +22,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
 
 mod complete;
+pub use complete::name_at;
 pub mod render;
 pub mod sources;
 
@@ -642,9 +643,17 @@ impl Session {
     }
 
     /// `:help NAME`'s text: a builtin's or operation's signature and
-    /// description, or a function's doc comment (a notebook's inspect).
+    /// description, or a function's doc comment; for `x.member` with no
+    /// help of its own, the member's (a notebook's inspect, an editor's
+    /// hover).
     pub fn help(&self, name: &str) -> Option<String> {
-        self.checker.help(name)
+        if name.is_empty() {
+            return None;
+        }
+        self.checker.help(name).or_else(|| {
+            let (_, member) = name.rsplit_once('.')?;
+            self.checker.help(member)
+        })
     }
 
     /// The static type of an expression, as `:type` shows it, or the
