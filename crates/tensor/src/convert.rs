@@ -16,7 +16,12 @@
 //! once on exactly the values that land halfway after the first rounding.
 //! The `half` crate is deliberately not used here: its correctness would be
 //! one more thing to prove, and the routine below is proved by the vectors
-//! in `testdata/vectors/casts*.txt`.
+//! in `testdata/vectors/casts*.txt`. The conversions everything else calls
+//! (`f64_to_bf16_bits` and friends) take machine shortcuts for speed —
+//! hardware f64 → f32 rounding, a round to odd before the final rounding,
+//! exact bit shifts for widening — and the tests below compare each of
+//! them with `narrow`/`widen` on every 16-bit pattern, every halfway case
+//! of the narrow formats and millions of random ones.
 
 use std::fmt;
 
@@ -92,33 +97,114 @@ pub fn widen(bits: u32, fmt: FloatFormat) -> f64 {
     f64::from_bits(out)
 }
 
-/// `x` rounded to bf16, as its bit pattern.
+/// `x` rounded to bf16, as its bit pattern: [`narrow`]'s result, computed
+/// by rounding to odd into f32 and then to nearest even (see
+/// [`f32_to_odd`]); a NaN takes [`narrow`] itself.
+#[inline]
 pub fn f64_to_bf16_bits(x: f64) -> u16 {
-    narrow(x, FloatFormat::BF16) as u16
+    if x.is_nan() {
+        return narrow(x, FloatFormat::BF16) as u16;
+    }
+    f32_to_bf16(f32_to_odd(x)).to_bits()
 }
 
-/// `x` rounded to f16, as its bit pattern.
+/// `x` rounded to f16, as its bit pattern, as [`f64_to_bf16_bits`] does it.
+#[inline]
 pub fn f64_to_f16_bits(x: f64) -> u16 {
-    narrow(x, FloatFormat::F16) as u16
+    if x.is_nan() {
+        return narrow(x, FloatFormat::F16) as u16;
+    }
+    f32_to_f16_bits(f32_to_odd(x))
 }
 
 /// `x` rounded to f32. Agrees with `x as f32` on every non-NaN input; on a
 /// NaN it follows the documented policy, where `as` leaves the payload to
 /// the platform.
+#[inline]
 pub fn f64_to_f32(x: f64) -> f32 {
-    f32::from_bits(narrow(x, FloatFormat::F32))
+    if x.is_nan() {
+        return f32::from_bits(narrow(x, FloatFormat::F32));
+    }
+    x as f32
 }
 
+#[inline]
 pub fn bf16_bits_to_f64(bits: u16) -> f64 {
-    widen(u32::from(bits), FloatFormat::BF16)
+    if bits & 0x7fff > 0x7f80 {
+        return widen(u32::from(bits), FloatFormat::BF16);
+    }
+    f64::from(bf16_to_f32(bf16::from_bits(bits)))
 }
 
+#[inline]
 pub fn f16_bits_to_f64(bits: u16) -> f64 {
-    widen(u32::from(bits), FloatFormat::F16)
+    if bits & 0x7fff > 0x7c00 {
+        return widen(u32::from(bits), FloatFormat::F16);
+    }
+    f64::from(f16_bits_to_f32(bits))
 }
 
+#[inline]
 pub fn f32_to_f64(x: f32) -> f64 {
-    widen(x.to_bits(), FloatFormat::F32)
+    if x.is_nan() {
+        return widen(x.to_bits(), FloatFormat::F32);
+    }
+    f64::from(x)
+}
+
+/// `x` (not a NaN) rounded to f32 *to odd*: kept when exact, else
+/// truncated toward zero with the last bit set. Rounding that to nearest
+/// even into bf16 or f16 is rounding `x` itself once, because f32 has at
+/// least two more bits than either at every exponent, subnormals included
+/// (the classic round-to-odd argument); a magnitude beyond f32's range
+/// becomes the largest finite f32 (odd), which both formats round to
+/// infinity, as they round `x`.
+#[inline(always)]
+pub fn f32_to_odd(x: f64) -> f32 {
+    // Branch-free, so that it vectorises: step toward zero when the
+    // nearest rounding went away from it, and set the last bit, both only
+    // when inexact.
+    let r = x as f32;
+    let back = f64::from(r);
+    let inexact = u32::from(back != x);
+    let away = u32::from(back.abs() > x.abs());
+    f32::from_bits((r.to_bits() - (inexact & away)) | inexact)
+}
+
+/// f32 (not a NaN) → f16 with one rounding to nearest even, on the bits:
+/// magnitudes from 65520 (the largest f16 plus half its ulp) up become
+/// infinity, those below 2^-14 are the integer nearest |x|·2^24 (exact
+/// scaling, ties to even) in f16's subnormal field, and the rest drop 13
+/// mantissa bits with the exponent rebased.
+#[inline(always)]
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let a = b & 0x7fff_ffff;
+    if a >= 0x4780_0000 {
+        return sign | 0x7c00;
+    }
+    if a < 0x3880_0000 {
+        return sign | (f32::from_bits(a) * 16_777_216.0).round_ties_even() as u16;
+    }
+    let r = a - (112 << 23);
+    let round = 0xfff + ((r >> 13) & 1);
+    sign | ((r + round) >> 13) as u16
+}
+
+/// f16 (not a NaN: a NaN pattern gives an infinity) → f32, exactly.
+#[inline(always)]
+pub fn f16_bits_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    let a = u32::from(h & 0x7fff);
+    let mag = if a >= 0x7c00 {
+        0x7f80_0000
+    } else if a >= 0x0400 {
+        (a << 13) + (112 << 23)
+    } else {
+        (a as f32 * (1.0 / 16_777_216.0)).to_bits()
+    };
+    f32::from_bits(sign | mag)
 }
 
 /// bf16 is f32 with the low mantissa bits cut off: this many.
@@ -324,6 +410,146 @@ impl std::error::Error for CastError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    /// Every value of a 16-bit format, the midpoints to its neighbour up
+    /// and the midpoints' neighbours (as f64); then f32 halfway cases,
+    /// random patterns and the edges.
+    fn f64_cases() -> Vec<f64> {
+        let mut v = Vec::new();
+        for fmt in [FloatFormat::BF16, FloatFormat::F16] {
+            for b in 0..=u16::MAX {
+                let (x, y) = (widen(u32::from(b), fmt), widen(u32::from(b.wrapping_add(1)), fmt));
+                v.push(x);
+                if x.is_finite() && y.is_finite() && (b & 0x7fff) != 0x7fff {
+                    let m = (x + y) / 2.0;
+                    v.extend([m, m.next_up(), m.next_down(), -m, -m.next_up()]);
+                }
+            }
+        }
+        let mut rng = Rng(5);
+        for _ in 0..300_000 {
+            let x = f32::from_bits(rng.next() as u32);
+            if x.is_finite() {
+                let m = (f64::from(x) + f64::from(x.next_up())) / 2.0;
+                v.extend([m, m.next_up(), m.next_down()]);
+            }
+        }
+        for _ in 0..1_000_000 {
+            let bits = rng.next();
+            v.push(f64::from_bits(bits));
+            // Exponents where f32, bf16 and f16 live.
+            v.push(f64::from_bits(
+                (bits & 0x800f_ffff_ffff_ffff) | ((0x300 + (bits >> 52) % 0x200) << 52),
+            ));
+        }
+        v.extend([
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::MAX,
+            f64::MIN,
+            f64::from(f32::MAX),
+            3.4028235677973366e38,
+            3.4028235677973362e38,
+            65504.0,
+            65519.99,
+            65520.0,
+            2.0f64.powi(-150),
+            2.0f64.powi(-149) * 1.5,
+            2.0f64.powi(-133),
+            2.0f64.powi(-134),
+            2.0f64.powi(-25),
+            2.0f64.powi(-25) * 1.5,
+            2.0f64.powi(-24),
+            2.0f64.powi(-14) * (1.0 - 2.0f64.powi(-12)),
+        ]);
+        v
+    }
+
+    #[test]
+    fn the_narrowing_shortcuts_are_narrow_bit_for_bit() {
+        let mut nans = 0;
+        for x in f64_cases() {
+            assert_eq!(
+                u32::from(f64_to_bf16_bits(x)),
+                narrow(x, FloatFormat::BF16),
+                "bf16 {x:e}"
+            );
+            assert_eq!(
+                u32::from(f64_to_f16_bits(x)),
+                narrow(x, FloatFormat::F16),
+                "f16 {x:e}"
+            );
+            assert_eq!(f64_to_f32(x).to_bits(), narrow(x, FloatFormat::F32), "f32 {x:e}");
+            nans += usize::from(x.is_nan());
+        }
+        assert!(nans > 1000, "the cases hold NaNs ({nans})");
+    }
+
+    #[test]
+    fn f32_to_f16_is_narrow_on_every_exponent_and_tie() {
+        let mut rng = Rng(9);
+        // Every sign and exponent and the top mantissa bits, with the low
+        // 13 bits at, around and away from f16's tie.
+        for hi in 0..=u16::MAX {
+            for lo in [
+                0u32,
+                1,
+                0xfff,
+                0x1000,
+                0x1001,
+                0x1fff,
+                0x2000,
+                0x3000,
+                rng.next() as u32 & 0xffff,
+            ] {
+                let x = f32::from_bits((u32::from(hi) << 16) | lo);
+                if !x.is_nan() {
+                    assert_eq!(
+                        u32::from(f32_to_f16_bits(x)),
+                        narrow(f64::from(x), FloatFormat::F16),
+                        "{x:e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_widening_shortcuts_are_widen_bit_for_bit() {
+        for b in 0..=u16::MAX {
+            assert_eq!(
+                bf16_bits_to_f64(b).to_bits(),
+                widen(u32::from(b), FloatFormat::BF16).to_bits()
+            );
+            assert_eq!(
+                f16_bits_to_f64(b).to_bits(),
+                widen(u32::from(b), FloatFormat::F16).to_bits()
+            );
+        }
+        let mut rng = Rng(3);
+        for _ in 0..2_000_000 {
+            let x = f32::from_bits(rng.next() as u32);
+            assert_eq!(
+                f32_to_f64(x).to_bits(),
+                widen(x.to_bits(), FloatFormat::F32).to_bits()
+            );
+        }
+    }
 
     #[test]
     fn double_rounding_trap_rounds_once() {
