@@ -1606,12 +1606,15 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
         (Unary::Sigmoid, DType::Bf16) => fast_map::<fast::Sigmoid, bf16>(x),
         (Unary::Tanh, DType::F32) => fast_map::<fast::Tanh, f32>(x),
         (Unary::Tanh, DType::Bf16) => fast_map::<fast::Tanh, bf16>(x),
+        (Unary::Exp, DType::F16) => fast_map::<fast::Exp, f16>(x),
+        (Unary::Sigmoid, DType::F16) => fast_map::<fast::Sigmoid, f16>(x),
+        (Unary::Tanh, DType::F16) => fast_map::<fast::Tanh, f16>(x),
         _ => map1(x, move |a: T| T::round(f(a.wide()))),
     }
 }
 
-/// A function with a fast kernel (see `fast`) applied to an f32 or bf16
-/// tensor, giving the same dtype.
+/// A function with a fast kernel (see `fast`) applied to an f32, bf16 or
+/// f16 tensor, giving the same dtype.
 fn fast_map<F: fast::Approx, T: fast::Lane + fast::ApproxOut>(x: &Tensor) -> Result<Tensor, TensorError> {
     let x = x.contiguous()?;
     let xs = typed::<T>(&x)?;
@@ -1769,7 +1772,7 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 // bits of the reference `round(math::f(x))`.
 
 mod fast {
-    //! `exp`, `sigmoid` and `tanh` of f32 and bf16 elements, bit-identical
+    //! `exp`, `sigmoid` and `tanh` of f32, bf16 and f16 elements, bit-identical
     //! to rounding `math`'s f64 function once to the result dtype, at SIMD
     //! speed.
     //!
@@ -1786,15 +1789,18 @@ mod fast {
     //! wherever the result would not be a normal number of the format (and
     //! for NaN and infinities), the element is recomputed by the reference
     //! formula. A bf16 result is rounded through f32, which moves `y` by at
-    //! most 2^28 f64 ulps, so its margin is widened by 2^29. The
+    //! most 2^28 f64 ulps, so its margin is widened by 2^29; so is an f16
+    //! result's, which also goes through f32, and an f16 result outside
+    //! f16's normal range (2^-14 to 65504, much narrower than f32's) is
+    //! recomputed too. The
     //! approximation's own bits may differ between the FMA and plain builds
     //! below; the results cannot.
 
     use std::mem::MaybeUninit;
 
-    use half::bf16;
+    use half::{bf16, f16};
 
-    use crate::convert::{bf16_to_f32, f32_to_bf16};
+    use crate::convert::{bf16_to_f32, f16_bits_to_f64, f32_to_bf16, f32_to_f16_bits};
     use crate::float_format::FloatFormat;
     use crate::math;
     use crate::ops::elementwise::Flt;
@@ -1956,6 +1962,14 @@ mod fast {
         }
     }
 
+    impl Lane for f16 {
+        #[inline(always)]
+        fn load(self) -> f64 {
+            // NaN-safe: a NaN loads as a NaN, which no fast range holds.
+            f16_bits_to_f64(self.to_bits())
+        }
+    }
+
     /// A result element type of the fast kernels: how many f64 mantissa
     /// bits lie below its last bit (from its `FloatFormat`), the extra margin
     /// its fast rounding path needs, and that path, which may round twice;
@@ -1964,6 +1978,13 @@ mod fast {
         const LOW_BITS: u32;
         const EXTRA: u64;
         fn store(y: f64) -> Self;
+        /// Whether `y` lies where the format's values are normal (the
+        /// midpoint test holds only there); the fast ranges already keep
+        /// f32 and bf16 results normal.
+        #[inline(always)]
+        fn normal(_y: f64) -> bool {
+            true
+        }
     }
 
     impl ApproxOut for f32 {
@@ -1984,6 +2005,20 @@ mod fast {
         }
     }
 
+    impl ApproxOut for f16 {
+        const LOW_BITS: u32 = FloatFormat::F16.f64_low_bits();
+        const EXTRA: u64 = 1 << 29;
+        #[inline(always)]
+        fn store(y: f64) -> f16 {
+            f16::from_bits(f32_to_f16_bits(y as f32))
+        }
+        #[inline(always)]
+        fn normal(y: f64) -> bool {
+            let a = y.abs();
+            (6.103515625e-5..=65504.0).contains(&a)
+        }
+    }
+
     /// Whether the approximation `y` of f(x) may round differently from
     /// the reference, or x lies outside the fast range.
     #[inline(always)]
@@ -1992,7 +2027,7 @@ mod fast {
         let mid = 1u64 << (O::LOW_BITS - 1);
         let m = F::MARGIN + O::EXTRA;
         let near_midpoint = low.wrapping_sub(mid - m) <= 2 * m;
-        near_midpoint | !F::in_range(x)
+        near_midpoint | !F::in_range(x) | !O::normal(y)
     }
 
     /// The reference result: the f64 function rounded once.
@@ -2218,6 +2253,14 @@ mod tests {
             let bits = |t: &Tensor| t.scalars().map(|s| s.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&fast), bits(&general), "{}", x.dtype());
         }
+    }
+
+    #[test]
+    fn f16_fast_kernels_match_the_reference_on_every_pattern() {
+        let xs: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        check_fast::<fast::Exp, f16, f16>(&xs);
+        check_fast::<fast::Sigmoid, f16, f16>(&xs);
+        check_fast::<fast::Tanh, f16, f16>(&xs);
     }
 
     #[test]
