@@ -128,12 +128,13 @@ const CHUNK: usize = 1 << 14;
 /// Values computed in f64 before they are rounded, per step of a task.
 const BLOCK: usize = 1 << 10;
 
-/// A tensor of `shape` and `dtype` whose element i is `value(g, i..)`:
-/// `fill(g, start, block)` writes the f64 values of positions `start ..
-/// start + block.len()` from a stream `g` that is positioned at word
-/// `words_before(start)` (SplitMix64's state is a counter, so any
-/// position of the stream is reached in one step); each block is then
-/// rounded once to `dtype`. The same elements for every thread count.
+/// A tensor of `shape` and `dtype` made block by block: `fill(g, vals)`
+/// writes the f64 values of the next `vals.len()` positions from the
+/// stream `g`, which each parallel task starts at word
+/// `words_before(start)` of its first position (SplitMix64's state is a
+/// counter, so any position of the stream is reached in one step); each
+/// block is then rounded once to `dtype`. The same elements for every
+/// thread count.
 fn generated(
     shape: Vec<usize>,
     dtype: DType,
