@@ -30,6 +30,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "benches", "ops"))
+from timing import cpu_model  # noqa: E402
+
 TWILL = os.environ.get("TWILL", os.path.join(ROOT, "target", "release", "twill"))
 REPEAT = int(os.environ.get("REPEAT", "5"))
 SMALL = os.environ.get("SMALL", "") not in ("", "0")
@@ -93,17 +96,6 @@ def first_difference(a, b):
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def version(cmd):

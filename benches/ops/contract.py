@@ -14,8 +14,6 @@ machine's cores). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, if set in the
 environment, pin OpenBLAS to a kernel; the script prints the kernel OpenBLAS
 actually runs. A benchmark, never a test: nothing here asserts a time.
 """
-import ctypes
-import glob
 import os
 import subprocess
 import sys
@@ -27,37 +25,7 @@ os.environ["OPENBLAS_NUM_THREADS"] = THREADS
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
-from timing import HERE, TWILL, best_ms  # noqa: E402
-
-
-
-
-def openblas_core():
-    """The kernel family OpenBLAS selected at load time (e.g. Haswell,
-    SkylakeX), read from the library NumPy bundles."""
-    libdir = os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs")
-    for path in glob.glob(os.path.join(libdir, "*openblas*")):
-        lib = ctypes.CDLL(path)
-        for name in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
-            fn = getattr(lib, name, None)
-            if fn is not None:
-                fn.restype = ctypes.c_char_p
-                return fn().decode()
-    return "unknown"
-
-
-def conv2d_numpy(x, w, padding):
-    """conv2d as NumPy users write it: im2col with stride tricks, then one
-    BLAS matmul (float32 throughout)."""
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    oh, ow = h + 2 * padding - kh + 1, wd + 2 * padding - kw + 1
-    s = xp.strides
-    cols = np.lib.stride_tricks.as_strided(
-        xp, (n, c, kh, kw, oh, ow), (s[0], s[1], s[2], s[3], s[2], s[3])
-    ).reshape(n, c * kh * kw, oh * ow)
-    return (w.reshape(o, -1) @ cols).reshape(n, o, oh, ow)
+from timing import HERE, TWILL, best_ms, conv2d_numpy, openblas_core  # noqa: E402
 
 
 def main():

@@ -161,7 +161,6 @@ import datetime
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -169,7 +168,7 @@ import sys
 import time
 import warnings
 
-from timing import HERE, ROOT, TWILL, best_ms, isa
+from timing import ROOT, TWILL, best_ms, conv2d_numpy, cpu_model, isa, openblas_core
 
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
@@ -502,20 +501,6 @@ def np_topk(x, k):
     return x[np_topk_idx(x, k)]
 
 
-def np_conv2d(x, w, padding):
-    """conv2d as NumPy users write it: im2col with stride tricks, then one
-    BLAS matmul (as benches/ops/contract.py)."""
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    oh, ow = h + 2 * padding - kh + 1, wd + 2 * padding - kw + 1
-    s = xp.strides
-    cols = np.lib.stride_tricks.as_strided(
-        xp, (n, c, kh, kw, oh, ow), (s[0], s[1], s[2], s[3], s[2], s[3])
-    ).reshape(n, c * kh * kw, oh * ow)
-    return (w.reshape(o, -1) @ cols).reshape(n, o, oh, ow)
-
-
 def np_round_e4m3(x):
     return x.astype(ml_dtypes.float8_e4m3fn).astype(x.dtype)
 
@@ -825,7 +810,7 @@ def setup_ops():
        npc(lambda x, y: call(np.einsum, "ij,jk->ik", x, y)),
        thc((lambda x, y: call(T.einsum, "ij,jk->ik", x, y)) if T else None))
     op("conv2d", "conv2d(padding=1)", "contract", [("x", "cx"), ("w", "cw")], "conv2d({x}, {w}, padding=1)",
-       npc(lambda x, w: call(np_conv2d, x, w, 1)),
+       npc(lambda x, w: call(conv2d_numpy, x, w, 1)),
        thc((lambda x, w: call(T.nn.functional.conv2d, x, w, padding=1)) if T else None))
     op("isclose", "isclose(x, y)", "misc", XY, "isclose({x}, {y})", t1(np.isclose), th_(T.isclose if T else None))
     op("allclose", "allclose(x, x)", "misc", V, "allclose({x}, {x})", lambda x: call(np.allclose, x, x),
@@ -1128,36 +1113,6 @@ def ratio(peer, tw):
     if peer is None or tw is None or tw <= 0:
         return None
     return peer / tw
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def openblas_core():
-    """The kernel family OpenBLAS selected (as benches/ops/contract.py)."""
-    import ctypes
-    import glob
-
-    libdir = os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs")
-    for path in glob.glob(os.path.join(libdir, "*openblas*")):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
-            fn = getattr(lib, name, None)
-            if fn is not None:
-                fn.restype = ctypes.c_char_p
-                return fn().decode()
-    return "unknown"
 
 
 def git_rev():

@@ -411,16 +411,7 @@ impl std::error::Error for CastError {}
 mod tests {
     use super::*;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::construct::SplitMix64;
 
     /// Every value of a 16-bit format, the midpoints to its neighbour up
     /// and the midpoints' neighbours (as f64); then f32 halfway cases,
@@ -437,16 +428,16 @@ mod tests {
                 }
             }
         }
-        let mut rng = Rng(5);
+        let mut rng = SplitMix64::new(5);
         for _ in 0..300_000 {
-            let x = f32::from_bits(rng.next() as u32);
+            let x = f32::from_bits(rng.next_u64() as u32);
             if x.is_finite() {
                 let m = (f64::from(x) + f64::from(x.next_up())) / 2.0;
                 v.extend([m, m.next_up(), m.next_down()]);
             }
         }
         for _ in 0..1_000_000 {
-            let bits = rng.next();
+            let bits = rng.next_u64();
             v.push(f64::from_bits(bits));
             // Exponents where f32, bf16 and f16 live.
             v.push(f64::from_bits(
@@ -502,7 +493,7 @@ mod tests {
 
     #[test]
     fn f32_to_f16_is_narrow_on_every_exponent_and_tie() {
-        let mut rng = Rng(9);
+        let mut rng = SplitMix64::new(9);
         // Every sign and exponent and the top mantissa bits, with the low
         // 13 bits at, around and away from f16's tie.
         for hi in 0..=u16::MAX {
@@ -515,7 +506,7 @@ mod tests {
                 0x1fff,
                 0x2000,
                 0x3000,
-                rng.next() as u32 & 0xffff,
+                rng.next_u64() as u32 & 0xffff,
             ] {
                 let x = f32::from_bits((u32::from(hi) << 16) | lo);
                 if !x.is_nan() {
@@ -541,9 +532,9 @@ mod tests {
                 widen(u32::from(b), FloatFormat::F16).to_bits()
             );
         }
-        let mut rng = Rng(3);
+        let mut rng = SplitMix64::new(3);
         for _ in 0..2_000_000 {
-            let x = f32::from_bits(rng.next() as u32);
+            let x = f32::from_bits(rng.next_u64() as u32);
             assert_eq!(
                 f32_to_f64(x).to_bits(),
                 widen(x.to_bits(), FloatFormat::F32).to_bits()
