@@ -143,27 +143,89 @@ fn fast<S: Element, D: Element>(x: S) -> Option<D> {
 
 /// Casts `src` into `out`, element for element; the first element the
 /// definition refuses is returned as its error (with its index, so that
-/// the earliest of several chunks' errors can be chosen).
+/// the earliest of several chunks' errors can be chosen). Block by block:
+/// a loop with no branch out of it (which the compiler vectorises) writes
+/// the fast result of every element and notes whether all had one; a block
+/// where some had none (a NaN, a float out of an integer's range) is cast
+/// again element by element, those elements by the definition.
+#[inline(always)]
 fn fill<S: Element, D: Element>(src: &[S], out: &mut [MaybeUninit<D>]) -> Option<(usize, TensorError)> {
-    // Without a NaN, a cast to a float or bool dtype never leaves the fast
-    // path: a loop with no fallback, which the compiler can vectorise.
-    if (D::DTYPE.is_float() || D::DTYPE == DType::Bool) && !src.iter().any(|x| x.to_f64().is_nan()) {
-        for (o, &x) in out.iter_mut().zip(src) {
-            o.write(fast::<S, D>(x).unwrap_or_else(|| D::from_raw_bits(0)));
-        }
-        return None;
-    }
-    for (i, (o, &x)) in out.iter_mut().zip(src).enumerate() {
-        let d = match fast::<S, D>(x) {
-            Some(d) => d,
-            None => match slow::<S, D>(x) {
-                Ok(d) => d,
-                Err(e) => return Some((i, e)),
-            },
+    const BLOCK: usize = 256;
+    let float_to_int = S::DTYPE.is_float() && matches!(D::DTYPE, DType::I8 | DType::I32);
+    for (b, (ob, sb)) in out.chunks_mut(BLOCK).zip(src.chunks(BLOCK)).enumerate() {
+        let all = if float_to_int {
+            truncate_block(sb, ob)
+        } else {
+            let mut all = true;
+            for (o, &x) in ob.iter_mut().zip(sb) {
+                let d = fast::<S, D>(x);
+                all &= d.is_some();
+                o.write(d.unwrap_or_else(|| D::from_raw_bits(0)));
+            }
+            all
         };
-        o.write(d);
+        if all {
+            continue;
+        }
+        for (i, (o, &x)) in ob.iter_mut().zip(sb).enumerate() {
+            if fast::<S, D>(x).is_none() {
+                match slow::<S, D>(x) {
+                    Ok(d) => {
+                        o.write(d);
+                    }
+                    Err(e) => return Some((b * BLOCK + i, e)),
+                }
+            }
+        }
     }
     None
+}
+
+/// A float element's exact value as an f64 (a NaN stays a NaN), without
+/// branches: bf16 and f16 on their bits.
+#[inline(always)]
+fn float_value<S: Element>(x: S) -> f64 {
+    match x.to_scalar() {
+        Scalar::Bf16(b) => f64::from(f32::from_bits(u32::from(b) << 16)),
+        Scalar::F16(b) => {
+            if b & 0x7fff > 0x7c00 {
+                f64::NAN
+            } else {
+                f64::from(f16_bits_to_f32(b))
+            }
+        }
+        Scalar::F32(v) => f64::from(v),
+        Scalar::F64(v) => v,
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::I8(i) => f64::from(i),
+        Scalar::I32(i) => f64::from(i),
+    }
+}
+
+/// Float → i8 or i32 over one block: each value truncated toward zero
+/// (the definition's conversion when the result is in range), in a loop
+/// the compiler vectorises; false, with zeros written for them, when some
+/// element is a NaN or out of range, which the caller then casts by the
+/// definition.
+#[inline(always)]
+fn truncate_block<S: Element, D: Element>(src: &[S], out: &mut [MaybeUninit<D>]) -> bool {
+    let (lo, hi) = match D::DTYPE {
+        DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        DType::Bool | DType::I32 | DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => {
+            (f64::from(i32::MIN), f64::from(i32::MAX))
+        }
+    };
+    let mut all = true;
+    for (o, &x) in out.iter_mut().zip(src) {
+        let t = float_value(x).trunc();
+        let ok = (t >= lo) & (t <= hi);
+        all &= ok;
+        // SAFETY: the value converted is an integer in i32's range (the
+        // truncated value, or 0 where it is not one in range).
+        let i: i32 = unsafe { (if ok { t } else { 0.0 }).to_int_unchecked() };
+        o.write(D::from_raw_bits(u64::from(i as u32)));
+    }
+    all
 }
 
 /// f64 values cast to `D` into `out`, as `Tensor::cast` casts them (for
@@ -182,10 +244,19 @@ fn contiguous<S: Element, D: Element>(t: &Tensor, src: &[S]) -> Result<Storage, 
             .par_chunks_mut(CHUNK)
             .zip(src.par_chunks(CHUNK))
             .enumerate()
-            .filter_map(|(c, (o, s))| fill(s, o).map(|(i, e)| (c * CHUNK + i, e)))
+            .filter_map(|(c, (o, s))| {
+                crate::isa::wide(
+                    #[inline(always)]
+                    || fill(s, o),
+                )
+                .map(|(i, e)| (c * CHUNK + i, e))
+            })
             .min_by_key(|(i, _)| *i)
     } else {
-        fill(src, spare)
+        crate::isa::wide(
+            #[inline(always)]
+            || fill(src, spare),
+        )
     };
     if let Some((_, e)) = failed {
         return Err(e);
@@ -249,6 +320,29 @@ fn narrow_block<D: Element>(src: &[f64], out: &mut [MaybeUninit<D>], man: u32, l
     bad == 0
 }
 
+/// One chunk of [`narrow_f64`]: blocks of normal results on the bits,
+/// any other block through [`fill`]; the first error.
+#[inline(always)]
+fn narrow_chunk<D: Element>(
+    o: &mut [MaybeUninit<D>],
+    s: &[f64],
+    man: u32,
+    lo: u64,
+    hi: u64,
+) -> Option<TensorError> {
+    for (ob, sb) in o.chunks_mut(NARROW_BLOCK).zip(s.chunks(NARROW_BLOCK)) {
+        if !narrow_block(sb, ob, man, lo, hi) {
+            if let Some((_, e)) = fill(sb, ob) {
+                return Some(e);
+            }
+        }
+    }
+    None
+}
+
+/// Elements per block of [`narrow_f64`]'s rounding on the bits.
+const NARROW_BLOCK: usize = 256;
+
 /// f64 → a 16-bit float in parallel chunks, blocks of normal results on
 /// the bits ([`narrow_block`]), any other block element by element.
 fn narrow_f64<D: Element>(
@@ -258,27 +352,24 @@ fn narrow_f64<D: Element>(
     lo: u64,
     hi: u64,
 ) -> Result<Storage, TensorError> {
-    const BLOCK: usize = 256;
     let n = src.len();
     let mut out: Vec<D> = try_vec(n).map_err(|e| e.for_tensor(D::DTYPE, t.shape()))?;
     let spare = &mut out.spare_capacity_mut()[..n];
-    let chunk = |o: &mut [MaybeUninit<D>], s: &[f64]| -> Option<TensorError> {
-        for (ob, sb) in o.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
-            if !narrow_block(sb, ob, man, lo, hi) {
-                if let Some((_, e)) = fill(sb, ob) {
-                    return Some(e);
-                }
-            }
-        }
-        None
-    };
     let failed = if n >= PAR_MIN {
         spare
             .par_chunks_mut(CHUNK)
             .zip(src.par_chunks(CHUNK))
-            .find_map_first(|(o, s)| chunk(o, s))
+            .find_map_first(|(o, s)| {
+                crate::isa::wide(
+                    #[inline(always)]
+                    || narrow_chunk(o, s, man, lo, hi),
+                )
+            })
     } else {
-        chunk(spare, src)
+        crate::isa::wide(
+            #[inline(always)]
+            || narrow_chunk(spare, src, man, lo, hi),
+        )
     };
     if let Some(e) = failed {
         return Err(e);
@@ -303,16 +394,7 @@ mod tests {
     use super::*;
     use half::f16;
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::construct::SplitMix64;
 
     /// Asserts that wherever `fast` answers, it answers what the definition
     /// does, and that it answers for every non-NaN float to float.
@@ -345,6 +427,36 @@ mod tests {
         answered
     }
 
+    /// The bulk cast of the elements the definition accepts, on the
+    /// widest instruction set and on the portable path, against the
+    /// definition element for element.
+    fn bulk<S: Element, D: Element>(xs: &[S]) {
+        let ok: Vec<S> = xs.iter().copied().filter(|&x| slow::<S, D>(x).is_ok()).collect();
+        let want: Vec<u64> = ok
+            .iter()
+            .map(|&x| slow::<S, D>(x).unwrap().to_scalar().to_bits())
+            .collect();
+        let n = ok.len();
+        let t = Tensor::from_vec(ok, vec![n]).unwrap();
+        let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
+        for portable in [false, true] {
+            crate::isa::set_portable(portable);
+            let got = t.cast(D::DTYPE);
+            crate::isa::set_portable(false);
+            let got = got.unwrap();
+            for (i, &w) in want.iter().enumerate() {
+                let g = got.storage().get(i).map(|v| v.to_bits());
+                assert_eq!(
+                    g,
+                    Some(w),
+                    "{} -> {} at {i} (portable: {portable})",
+                    S::DTYPE,
+                    D::DTYPE
+                );
+            }
+        }
+    }
+
     fn every_target<S: Element>(xs: &[S]) {
         let n = agree::<S, bool>(xs)
             + agree::<S, i8>(xs)
@@ -354,6 +466,13 @@ mod tests {
             + agree::<S, f32>(xs)
             + agree::<S, f64>(xs);
         assert!(n > xs.len() * 4, "{}: only {n} answered", S::DTYPE);
+        bulk::<S, bool>(xs);
+        bulk::<S, i8>(xs);
+        bulk::<S, i32>(xs);
+        bulk::<S, bf16>(xs);
+        bulk::<S, f16>(xs);
+        bulk::<S, f32>(xs);
+        bulk::<S, f64>(xs);
     }
 
     /// Every finite value of a 16-bit format (as f64), the midpoint between
@@ -373,9 +492,9 @@ mod tests {
     fn f64_cases() -> Vec<f64> {
         let mut v = halfway(|b| f64::from(bf16_to_f32(bf16::from_bits(b))));
         v.extend(halfway(|b| f64::from(f16::from_bits(b).to_f32())));
-        let mut rng = Rng(7);
+        let mut rng = SplitMix64::new(7);
         for _ in 0..200_000 {
-            let x = f32::from_bits(rng.next() as u32);
+            let x = f32::from_bits(rng.next_u64() as u32);
             if x.is_finite() {
                 let y = x.next_up();
                 let m = (f64::from(x) + f64::from(y)) / 2.0;
@@ -383,7 +502,7 @@ mod tests {
             }
         }
         for _ in 0..1_000_000 {
-            let bits = rng.next();
+            let bits = rng.next_u64();
             v.push(f64::from_bits(bits));
             // Magnitudes where the narrow formats and the integers live.
             v.push(f64::from_bits(bits) % 1e6);
@@ -459,16 +578,16 @@ mod tests {
     #[test]
     fn f32_sources_agree_on_edges_halfway_points_and_random_patterns() {
         let mut v: Vec<f32> = f64_cases().into_iter().map(|x| x as f32).collect();
-        let mut rng = Rng(11);
-        v.extend((0..1_000_000).map(|_| f32::from_bits(rng.next() as u32)));
+        let mut rng = SplitMix64::new(11);
+        v.extend((0..1_000_000).map(|_| f32::from_bits(rng.next_u64() as u32)));
         every_target(&v);
     }
 
     #[test]
     fn i32_sources_agree_on_edges_and_random_values() {
-        let mut rng = Rng(13);
-        let mut v: Vec<i32> = (0..1_000_000).map(|_| rng.next() as i32).collect();
-        v.extend((0..100_000).map(|_| (rng.next() % 70_000) as i32 - 35_000));
+        let mut rng = SplitMix64::new(13);
+        let mut v: Vec<i32> = (0..1_000_000).map(|_| rng.next_u64() as i32).collect();
+        v.extend((0..100_000).map(|_| (rng.next_u64() % 70_000) as i32 - 35_000));
         v.extend([
             0,
             1,

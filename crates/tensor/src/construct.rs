@@ -62,9 +62,11 @@ pub fn arange(a: f64, b: f64, step: f64, dtype: DType) -> Result<Tensor, TensorE
         )));
     }
     let n = if count <= 0.0 { 0 } else { count as usize };
-    check_len(n)?;
-    let values = try_collect(n, (0..n).map(|i| a + i as f64 * step))?;
-    from_f64s(values, vec![n], dtype)
+    computed(vec![n], dtype, |start, vals| {
+        for (i, v) in vals.iter_mut().enumerate() {
+            *v = a + (start + i) as f64 * step;
+        }
+    })
 }
 
 /// `linspace(a, b, n)`: x_i = a + i·((b − a)/(n − 1)), the last exactly b.
@@ -128,31 +130,28 @@ const CHUNK: usize = 1 << 14;
 /// Values computed in f64 before they are rounded, per step of a task.
 const BLOCK: usize = 1 << 10;
 
-/// A tensor of `shape` and `dtype` made block by block: `fill(g, vals)`
-/// writes the f64 values of the next `vals.len()` positions from the
-/// stream `g`, which each parallel task starts at word
-/// `words_before(start)` of its first position (SplitMix64's state is a
-/// counter, so any position of the stream is reached in one step); each
-/// block is then rounded once to `dtype`. The same elements for every
-/// thread count.
-fn generated(
+/// A tensor of `shape` and `dtype` computed block by block: `fill(start,
+/// vals)` writes the f64 values of the positions `start ..` (row-major)
+/// into `vals`, and each block is then rounded once to `dtype`; blocks are
+/// computed in parallel chunks for long outputs. Every position's value is
+/// a function of the position alone, so the elements are the same for
+/// every thread count.
+fn computed(
     shape: Vec<usize>,
     dtype: DType,
-    seed: u64,
-    words_before: impl Fn(usize) -> u64 + Sync,
-    fill: impl Fn(&mut SplitMix64, &mut [f64]) + Sync,
+    fill: impl Fn(usize, &mut [f64]) + Sync,
 ) -> Result<Tensor, TensorError> {
     let n = numel_of(&shape)?;
     check_len(n)?;
     crate::dispatch!(dtype, D => {
         let mut out: Vec<D> = try_vec(n).map_err(|e| e.for_tensor(dtype, &shape))?;
         let task = |start: usize, chunk: &mut [MaybeUninit<D>]| -> Option<TensorError> {
-            let mut g = SplitMix64::at(seed, words_before(start));
             let mut buf = [0.0f64; BLOCK];
-            for part in chunk.chunks_mut(BLOCK) {
+            for (b, part) in chunk.chunks_mut(BLOCK).enumerate() {
                 let vals = &mut buf[..part.len()];
-                fill(&mut g, vals);
-                if let Some((_, e)) = crate::cast::f64s_into::<D>(vals, part) {
+                fill(start + b * BLOCK, vals);
+                // The rounding loop compiled for the widest instructions.
+                if let Some((_, e)) = crate::isa::wide(#[inline(always)] || crate::cast::f64s_into::<D>(vals, part)) {
                     return Some(e);
                 }
             }
@@ -188,17 +187,13 @@ fn uniform_of(
     seed: u64,
     f: impl Fn(f64) -> f64 + Sync,
 ) -> Result<Tensor, TensorError> {
-    generated(
-        shape,
-        dtype,
-        seed,
-        |start| start as u64,
-        |g, vals| {
-            for v in vals {
-                *v = f(g.uniform());
-            }
-        },
-    )
+    // One word per position: a block's stream starts at its position.
+    computed(shape, dtype, |start, vals| {
+        let mut g = SplitMix64::at(seed, start as u64);
+        for v in vals {
+            *v = f(g.uniform());
+        }
+    })
 }
 
 pub fn randn(shape: Vec<usize>, dtype: DType, seed: u64) -> Result<Tensor, TensorError> {
@@ -215,24 +210,21 @@ fn normal_of(
 ) -> Result<Tensor, TensorError> {
     // Every task and every block but the last starts on a pair.
     const _: () = assert!(CHUNK.is_multiple_of(2) && BLOCK.is_multiple_of(2));
-    generated(
-        shape,
-        dtype,
-        seed,
-        |start| start as u64,
-        |g, vals| {
-            for pair in vals.chunks_mut(2) {
-                let u1 = 1.0 - g.uniform();
-                let u2 = g.uniform();
-                let r = math::sqrt(-2.0 * math::log(u1));
-                let theta = 2.0 * std::f64::consts::PI * u2;
-                pair[0] = f(r * math::cos(theta));
-                if let Some(s) = pair.get_mut(1) {
-                    *s = f(r * math::sin(theta));
-                }
+    // Two words per pair of positions: a block (which starts on a pair)
+    // starts the stream at its position.
+    computed(shape, dtype, |start, vals| {
+        let mut g = SplitMix64::at(seed, start as u64);
+        for pair in vals.chunks_mut(2) {
+            let u1 = 1.0 - g.uniform();
+            let u2 = g.uniform();
+            let r = math::sqrt(-2.0 * math::log(u1));
+            let theta = 2.0 * std::f64::consts::PI * u2;
+            pair[0] = f(r * math::cos(theta));
+            if let Some(s) = pair.get_mut(1) {
+                *s = f(r * math::sin(theta));
             }
-        },
-    )
+        }
+    })
 }
 
 /// `uniform(shape, lo, hi)`: lo + (hi − lo)·u for the uniforms u of

@@ -5,7 +5,7 @@
 //!
 //! The modules are layered, and the module graph is acyclic
 //! (`tools/modgraph.py crates/tensor/src` checks it): `dtype`, `promote`,
-//! `math`, `decimal` and `float_format` depend on nothing else (`lab`, the formats lab's formats and the one rounding routine, on `float_format` only); `shortest`
+//! `math`, `decimal`, `float_format` and `isa` depend on nothing else (`lab`, the formats lab's formats and the one rounding routine, on `float_format` only); `shortest`
 //! and `format` print numbers; `convert` owns every change of format,
 //! `error` the error types, `storage` the element traits and the one
 //! `dispatch!`, `tensor` the value, `index` NumPy's subscripts over it,
@@ -58,6 +58,7 @@ pub mod float_format;
 pub mod fmtspec;
 pub mod format;
 pub mod index;
+pub mod isa;
 pub mod lab;
 pub mod math;
 pub mod ops;

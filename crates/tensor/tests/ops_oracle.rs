@@ -312,17 +312,22 @@ fn linalg_ops() -> std::collections::BTreeSet<String> {
     names
 }
 
+/// The suite on one thread, on four, and on four with the kernels' plain
+/// loops compiled for the baseline instruction set instead of the widest
+/// the CPU has (`twill_tensor::isa`).
 #[test]
 fn every_operation_matches_the_oracle_on_one_and_four_threads() {
-    for threads in [1, 4] {
+    for (threads, portable) in [(1, false), (4, false), (4, true)] {
+        twill_tensor::isa::set_portable(portable);
         let (per_op, failures) = run_all(threads);
+        twill_tensor::isa::set_portable(false);
         let total: usize = per_op.values().sum();
         if !failures.is_empty() {
             for f in failures.iter().take(30) {
                 eprintln!("{f}");
             }
             panic!(
-                "{} of {total} oracle cases failed with {threads} thread(s)",
+                "{} of {total} oracle cases failed with {threads} thread(s) (portable: {portable})",
                 failures.len()
             );
         }

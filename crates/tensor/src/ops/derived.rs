@@ -9,8 +9,8 @@
 //! contract: `dot`, `outer` and `norm`'s sum of squares are contractions
 //! (spec §5.4: ascending order, exact products, one rounding per step in
 //! the accumulation dtype), `trace`, `nansum`, `nanmean` and `norm(ord=1)`
-//! are `sum`'s blocked tree, `nanmax`/`nanmin` are `max`/`min` of the
-//! values with NaN replaced, and `isclose` is NumPy's formula evaluated in
+//! are `sum`'s blocked tree, `nanmax`/`nanmin` are `max`/`min`'s search
+//! with the NaNs passed over, and `isclose` is NumPy's formula evaluated in
 //! the promoted dtype with the tolerances as weak scalars.
 
 use super::args::{opt, req, Arg, Args, BinaryOp, Kernel, Operand, Out, Param};
@@ -20,6 +20,7 @@ use crate::convert::Scalar;
 use crate::dtype::DType;
 use crate::index::IndexItem;
 use crate::promote::{accumulation_dtype, float_result, promote};
+use crate::storage::Element;
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 fn fail<T>(msg: String) -> Result<T, TensorError> {
@@ -250,7 +251,7 @@ pub(super) fn dot(a: &Args) -> Result<Out, TensorError> {
             shape_str(y.shape())
         ));
     }
-    super::contract::einsum("i,i->", &[x, y]).map(Out::Tensor)
+    super::contract::dot(x, y).map(Out::Tensor)
 }
 
 /// NumPy's `isclose`: `|a - b| <= atol + rtol·|b|` where b is finite, or
@@ -344,33 +345,12 @@ pub(super) fn nanmean(a: &Args) -> Result<Out, TensorError> {
     q.cast(rt).map(Out::Tensor)
 }
 
-/// `nanmax`/`nanmin`: the extreme of the non-NaN elements; NaN where all
-/// are NaN.
-fn nan_extreme(a: &Args, max: bool) -> Result<Out, TensorError> {
-    let x = a.tensor("x")?;
-    let (op, fill) = if max {
-        (super::reduce::max as Kernel, f64::NEG_INFINITY)
-    } else {
-        (super::reduce::min as Kernel, f64::INFINITY)
-    };
-    let m = reduce(op, a.op, reduce_slots(a, &nan_to(a.op, x, fill)?))?;
-    if !x.dtype().is_float() {
-        return Ok(Out::Tensor(m));
-    }
-    let none = bin(
-        BinaryOp::Eq,
-        &not_nan_count(a, x)?,
-        &Tensor::zeros(Vec::new(), DType::I32)?,
-    )?;
-    select(a.op, &none, &scalar(f64::NAN, x.dtype())?, &m).map(Out::Tensor)
-}
-
 pub(super) fn nanmax(a: &Args) -> Result<Out, TensorError> {
-    nan_extreme(a, true)
+    super::reduce::nan_extreme(a, true)
 }
 
 pub(super) fn nanmin(a: &Args) -> Result<Out, TensorError> {
-    nan_extreme(a, false)
+    super::reduce::nan_extreme(a, false)
 }
 
 /// `count_nonzero(x, axis=all)`: how many elements are nonzero (NaN is), i32.
@@ -541,9 +521,7 @@ pub(super) fn bits(a: &Args) -> Result<Out, TensorError> {
                 .into(),
         );
     };
-    let mut v = crate::storage::try_vec::<Scalar>(x.numel()).map_err(|e| e.for_tensor(bt, x.shape()))?;
-    v.extend(x.scalars().map(|s| Scalar::from_bits(bt, s.to_bits())));
-    crate::construct::from_scalars(&v, x.shape().to_vec(), bt).map(Out::Tensor)
+    reinterpret(x, bt, None).map(Out::Tensor)
 }
 
 /// `from_bits(t, dt)`: the tensor of `dt` whose storage bits are t's
@@ -573,20 +551,49 @@ pub(super) fn from_bits(a: &Args) -> Result<Out, TensorError> {
             x.dtype()
         ));
     }
-    let limit: i64 = match dt {
-        DType::Bf16 | DType::F16 => 0xFFFF,
-        DType::Bool => 1,
-        DType::F32 | DType::I32 | DType::I8 | DType::F64 => i64::MAX,
+    let limit: Option<i64> = match dt {
+        DType::Bf16 | DType::F16 => Some(0xFFFF),
+        DType::Bool => Some(1),
+        DType::F32 | DType::I32 | DType::I8 | DType::F64 => None,
     };
-    let mut v = crate::storage::try_vec::<Scalar>(x.numel()).map_err(|e| e.for_tensor(dt, x.shape()))?;
-    for s in x.scalars() {
-        let i = s.to_f64() as i64;
-        if (dt == DType::Bf16 || dt == DType::F16 || dt == DType::Bool) && !(0..=limit).contains(&i) {
-            return fail(format!(
-                "`from_bits`: {i} is not a {dt} bit pattern (0 … {limit})"
-            ));
+    reinterpret(x, dt, limit).map(Out::Tensor)
+}
+
+/// An integer element's value (`from_bits`' patterns are i8 or i32).
+#[inline(always)]
+fn int_value<S: Element>(e: S) -> i64 {
+    match e.to_scalar() {
+        Scalar::I8(i) => i64::from(i),
+        Scalar::I32(i) => i64::from(i),
+        s @ (Scalar::Bool(_) | Scalar::Bf16(_) | Scalar::F16(_) | Scalar::F32(_) | Scalar::F64(_)) => {
+            s.to_f64() as i64
         }
-        v.push(Scalar::from_bits(dt, s.to_bits()));
     }
-    crate::construct::from_scalars(&v, x.shape().to_vec(), dt).map(Out::Tensor)
+}
+
+/// The tensor of `dt` whose elements' storage bits are the low bits of
+/// x's (`Scalar::to_bits`, then `Scalar::from_bits`), x's shape; with
+/// `limit`, every element of x (an integer) must lie in 0 … limit, or the
+/// first that does not is the error. Typed passes, which vectorise, in
+/// parallel chunks.
+fn reinterpret(x: &Tensor, dt: DType, limit: Option<i64>) -> Result<Tensor, TensorError> {
+    let c = x.contiguous()?;
+    let data = crate::dispatch!(in c.storage(), v => {
+        if let Some(limit) = limit {
+            let out_of_range = |e: &_| !(0..=limit).contains(&int_value(*e));
+            if v.iter().fold(false, |bad, e| bad | out_of_range(e)) {
+                let i = v.iter().find(|e| out_of_range(e)).map_or(0, |e| int_value(*e));
+                return fail(format!("`from_bits`: {i} is not a {dt} bit pattern (0 … {limit})"));
+            }
+        }
+        crate::dispatch!(dt, D => {
+            let out: Vec<D> = super::elementwise::build(c.shape(), #[inline(always)] |s, chunk| {
+                for (o, &e) in chunk.iter_mut().zip(&v[s..]) {
+                    o.write(D::from_raw_bits(e.to_scalar().to_bits()));
+                }
+            })?;
+            D::into_storage(out)
+        })
+    });
+    Tensor::from_storage(data, x.shape().to_vec())
 }

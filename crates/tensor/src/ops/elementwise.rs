@@ -961,8 +961,10 @@ const CHUNK: usize = 1 << 14;
 /// A vector of the elements of `shape` whose chunks are filled by
 /// `fill(start, chunk)`, in parallel for large `n`. Every `fill` in this module writes
 /// each element of its chunk exactly once (it zips the chunk with equally
-/// long inputs, or walks exactly `chunk.len()` positions).
-fn build<O: Element>(
+/// long inputs, or walks exactly `chunk.len()` positions). Each chunk is
+/// filled under `isa::wide`, so the loops of `fill` are compiled for the
+/// widest instructions the CPU has.
+pub(super) fn build<O: Element>(
     shape: &[usize],
     fill: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync,
 ) -> Result<Vec<O>, TensorError> {
@@ -971,12 +973,17 @@ fn build<O: Element>(
     {
         let spare = &mut out.spare_capacity_mut()[..n];
         if n >= PAR_MIN {
-            spare
-                .par_chunks_mut(CHUNK)
-                .enumerate()
-                .for_each(|(i, c)| fill(i * CHUNK, c));
+            spare.par_chunks_mut(CHUNK).enumerate().for_each(|(i, c)| {
+                crate::isa::wide(
+                    #[inline(always)]
+                    || fill(i * CHUNK, c),
+                )
+            });
         } else {
-            fill(0, spare);
+            crate::isa::wide(
+                #[inline(always)]
+                || fill(0, spare),
+            );
         }
     }
     // SAFETY: the capacity is at least `n`, and every one of the first `n`
@@ -1071,11 +1078,15 @@ fn only<T: Element>(t: &Tensor) -> Result<T, TensorError> {
 fn map1<A: Element, O: Element>(x: &Tensor, f: impl Fn(A) -> O + Sync) -> Result<Tensor, TensorError> {
     let x = x.contiguous()?;
     let xs = typed::<A>(&x)?;
-    let out = build(x.shape(), |s, c| {
-        for (o, &a) in c.iter_mut().zip(&xs[s..]) {
-            o.write(f(a));
-        }
-    })?;
+    let out = build(
+        x.shape(),
+        #[inline(always)]
+        |s, c| {
+            for (o, &a) in c.iter_mut().zip(&xs[s..]) {
+                o.write(f(a));
+            }
+        },
+    )?;
     Tensor::from_vec(out, x.shape().to_vec())
 }
 
@@ -1097,26 +1108,38 @@ fn map2<A: Element, O: Element>(
     let out: Vec<O> = if n == 0 {
         Vec::new()
     } else if whole(x) && whole(y) {
-        build(shape, |s, c| {
-            let e = s + c.len();
-            for (o, (&a, &b)) in c.iter_mut().zip(xs[s..e].iter().zip(&ys[s..e])) {
-                o.write(f(a, b));
-            }
-        })?
+        build(
+            shape,
+            #[inline(always)]
+            |s, c| {
+                let e = s + c.len();
+                for (o, (&a, &b)) in c.iter_mut().zip(xs[s..e].iter().zip(&ys[s..e])) {
+                    o.write(f(a, b));
+                }
+            },
+        )?
     } else if whole(x) && y.numel() == 1 {
         let b = only::<A>(y)?;
-        build(shape, |s, c| {
-            for (o, &a) in c.iter_mut().zip(&xs[s..]) {
-                o.write(f(a, b));
-            }
-        })?
+        build(
+            shape,
+            #[inline(always)]
+            |s, c| {
+                for (o, &a) in c.iter_mut().zip(&xs[s..]) {
+                    o.write(f(a, b));
+                }
+            },
+        )?
     } else if x.numel() == 1 && whole(y) {
         let a = only::<A>(x)?;
-        build(shape, |s, c| {
-            for (o, &b) in c.iter_mut().zip(&ys[s..]) {
-                o.write(f(a, b));
-            }
-        })?
+        build(
+            shape,
+            #[inline(always)]
+            |s, c| {
+                for (o, &b) in c.iter_mut().zip(&ys[s..]) {
+                    o.write(f(a, b));
+                }
+            },
+        )?
     } else {
         let (xv, yv) = (x.broadcast_view(shape)?, y.broadcast_view(shape)?);
         let bases = [xv.offset() as isize, yv.offset() as isize];
@@ -1126,40 +1149,46 @@ fn map2<A: Element, O: Element>(
             yv.strides().get(last).copied().unwrap_or(0),
         );
         let strides = [xv.strides(), yv.strides()];
-        build(shape, |s, c| {
-            walk(shape, bases, strides, s, c.len(), |p, [ox, oy], m| {
-                let (ox, oy) = (ox as usize, oy as usize);
-                let dst = &mut c[p..p + m];
-                // The common broadcasts (a row against a matrix, a column,
-                // a scalar) get slice loops; other strides index.
-                match (sx, sy) {
-                    (1, 1) => {
-                        for (o, (&a, &b)) in dst.iter_mut().zip(xs[ox..ox + m].iter().zip(&ys[oy..oy + m])) {
-                            o.write(f(a, b));
+        build(
+            shape,
+            #[inline(always)]
+            |s, c| {
+                walk(shape, bases, strides, s, c.len(), |p, [ox, oy], m| {
+                    let (ox, oy) = (ox as usize, oy as usize);
+                    let dst = &mut c[p..p + m];
+                    // The common broadcasts (a row against a matrix, a column,
+                    // a scalar) get slice loops; other strides index.
+                    match (sx, sy) {
+                        (1, 1) => {
+                            for (o, (&a, &b)) in
+                                dst.iter_mut().zip(xs[ox..ox + m].iter().zip(&ys[oy..oy + m]))
+                            {
+                                o.write(f(a, b));
+                            }
+                        }
+                        (1, 0) => {
+                            let b = ys[oy];
+                            for (o, &a) in dst.iter_mut().zip(&xs[ox..ox + m]) {
+                                o.write(f(a, b));
+                            }
+                        }
+                        (0, 1) => {
+                            let a = xs[ox];
+                            for (o, &b) in dst.iter_mut().zip(&ys[oy..oy + m]) {
+                                o.write(f(a, b));
+                            }
+                        }
+                        _ => {
+                            for (t, o) in dst.iter_mut().enumerate() {
+                                let i = (ox as isize + t as isize * sx) as usize;
+                                let j = (oy as isize + t as isize * sy) as usize;
+                                o.write(f(xs[i], ys[j]));
+                            }
                         }
                     }
-                    (1, 0) => {
-                        let b = ys[oy];
-                        for (o, &a) in dst.iter_mut().zip(&xs[ox..ox + m]) {
-                            o.write(f(a, b));
-                        }
-                    }
-                    (0, 1) => {
-                        let a = xs[ox];
-                        for (o, &b) in dst.iter_mut().zip(&ys[oy..oy + m]) {
-                            o.write(f(a, b));
-                        }
-                    }
-                    _ => {
-                        for (t, o) in dst.iter_mut().enumerate() {
-                            let i = (ox as isize + t as isize * sx) as usize;
-                            let j = (oy as isize + t as isize * sy) as usize;
-                            o.write(f(xs[i], ys[j]));
-                        }
-                    }
-                }
-            })
-        })?
+                })
+            },
+        )?
     };
     Tensor::from_vec(out, shape.to_vec())
 }
@@ -1395,33 +1424,37 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
     let whole = |t: &Tensor| t.is_contiguous() && t.numel() == n;
     let (bx, by) = (Branch::of(x, xs, n)?, Branch::of(y, ys, n)?);
     let out: Vec<T> = match (n > 0 && whole(cond), bx, by) {
-        (true, Some(bx), Some(by)) => build(shape, |s, c| {
-            let ks = &cs[s..s + c.len()];
-            // One loop per combination, so each is a straight vectorisable
-            // loop over slices.
-            match (bx, by) {
-                (Branch::Whole(a), Branch::Whole(b)) => {
-                    for (o, ((&k, &a), &b)) in c.iter_mut().zip(ks.iter().zip(&a[s..]).zip(&b[s..])) {
-                        o.write(pick(k, a, b));
+        (true, Some(bx), Some(by)) => build(
+            shape,
+            #[inline(always)]
+            |s, c| {
+                let ks = &cs[s..s + c.len()];
+                // One loop per combination, so each is a straight vectorisable
+                // loop over slices.
+                match (bx, by) {
+                    (Branch::Whole(a), Branch::Whole(b)) => {
+                        for (o, ((&k, &a), &b)) in c.iter_mut().zip(ks.iter().zip(&a[s..]).zip(&b[s..])) {
+                            o.write(pick(k, a, b));
+                        }
+                    }
+                    (Branch::Whole(a), Branch::One(b)) => {
+                        for (o, (&k, &a)) in c.iter_mut().zip(ks.iter().zip(&a[s..])) {
+                            o.write(pick(k, a, b));
+                        }
+                    }
+                    (Branch::One(a), Branch::Whole(b)) => {
+                        for (o, (&k, &b)) in c.iter_mut().zip(ks.iter().zip(&b[s..])) {
+                            o.write(pick(k, a, b));
+                        }
+                    }
+                    (Branch::One(a), Branch::One(b)) => {
+                        for (o, &k) in c.iter_mut().zip(ks) {
+                            o.write(pick(k, a, b));
+                        }
                     }
                 }
-                (Branch::Whole(a), Branch::One(b)) => {
-                    for (o, (&k, &a)) in c.iter_mut().zip(ks.iter().zip(&a[s..])) {
-                        o.write(pick(k, a, b));
-                    }
-                }
-                (Branch::One(a), Branch::Whole(b)) => {
-                    for (o, (&k, &b)) in c.iter_mut().zip(ks.iter().zip(&b[s..])) {
-                        o.write(pick(k, a, b));
-                    }
-                }
-                (Branch::One(a), Branch::One(b)) => {
-                    for (o, &k) in c.iter_mut().zip(ks) {
-                        o.write(pick(k, a, b));
-                    }
-                }
-            }
-        })?,
+            },
+        )?,
         _ => {
             let (cv, xv, yv) = (
                 cond.broadcast_view(shape)?,
@@ -1431,14 +1464,18 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
             let bases = [cv.offset() as isize, xv.offset() as isize, yv.offset() as isize];
             let strides = [cv.strides(), xv.strides(), yv.strides()];
             let last: [isize; 3] = strides.map(|s| s.last().copied().unwrap_or(0));
-            build(shape, |s, c| {
-                walk(shape, bases, strides, s, c.len(), |p, offs, m| {
-                    for (t, o) in c[p..p + m].iter_mut().enumerate() {
-                        let at = |k: usize| (offs[k] + t as isize * last[k]) as usize;
-                        o.write(pick(cs[at(0)], xs[at(1)], ys[at(2)]));
-                    }
-                })
-            })?
+            build(
+                shape,
+                #[inline(always)]
+                |s, c| {
+                    walk(shape, bases, strides, s, c.len(), |p, offs, m| {
+                        for (t, o) in c[p..p + m].iter_mut().enumerate() {
+                            let at = |k: usize| (offs[k] + t as isize * last[k]) as usize;
+                            o.write(pick(cs[at(0)], xs[at(1)], ys[at(2)]));
+                        }
+                    })
+                },
+            )?
         }
     };
     Tensor::from_vec(out, shape.to_vec())
@@ -1618,7 +1655,11 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
 fn fast_map<F: fast::Approx, T: fast::Lane + fast::ApproxOut>(x: &Tensor) -> Result<Tensor, TensorError> {
     let x = x.contiguous()?;
     let xs = typed::<T>(&x)?;
-    let out = build(x.shape(), |s, c| fast::apply::<F, T, T>(&xs[s..s + c.len()], c))?;
+    let out = build(
+        x.shape(),
+        #[inline(always)]
+        |s, c| fast::apply::<F, T, T>(&xs[s..s + c.len()], c),
+    )?;
     Tensor::from_vec(out, x.shape().to_vec())
 }
 

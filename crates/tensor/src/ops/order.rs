@@ -25,7 +25,7 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::args::{Args, Out};
-use super::shape::{axis_of, packed};
+use super::shape::{axis_of, packed, reshaped};
 use crate::storage::{try_filled, try_vec, Element};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
@@ -832,38 +832,42 @@ fn value_order(a: f64, b: f64) -> std::cmp::Ordering {
 }
 
 /// The distinct values of x in ascending order with how often each
-/// occurs: a stable sort of the flattened elements, then one value per run
-/// (the run's first element, so of -0 and +0 the one met first).
-fn runs(x: &Tensor) -> Result<(Vec<f64>, Vec<i32>), TensorError> {
+/// occurs: the flattened elements through `sort`'s kernel (stable), then
+/// one value per run of equal order keys — the run's first element, so of
+/// -0 and +0 the one met first, and of the NaNs (which collapse to one,
+/// last) the first NaN.
+fn runs(x: &Tensor) -> Result<(Tensor, Vec<i32>), TensorError> {
     if x.numel() > i32::MAX as usize {
         return err(format!(
             "`unique`: {} elements are too many for i32 counts",
             x.numel()
         ));
     }
-    let mut v = x.to_f64_vec()?;
-    v.sort_by(|a, b| value_order(*a, *b));
-    let mut vals: Vec<f64> = Vec::new();
-    let mut counts: Vec<i32> = Vec::new();
-    for e in v {
-        match vals.last() {
-            Some(&last) if value_order(last, e) == std::cmp::Ordering::Equal => {
-                if let Some(c) = counts.last_mut() {
-                    *c += 1;
-                }
-            }
-            _ => {
-                vals.push(e);
-                counts.push(1);
-            }
-        }
-    }
-    Ok((vals, counts))
+    let flat = reshaped(x, vec![x.numel()])?;
+    let l = lanes("unique", &flat, 0)?;
+    let sorted = dispatch(&SortOp { descending: false }, &flat, &l)?;
+    crate::dispatch!(sorted.dtype(), T => runs_of::<T>(&sorted))
 }
 
-fn values_as(vals: Vec<f64>, dt: crate::dtype::DType) -> Result<Tensor, TensorError> {
-    let n = vals.len();
-    Tensor::from_vec(vals, vec![n])?.cast(dt)
+/// The runs of equal keys of a sorted rank-1 tensor: each run's first
+/// element and length.
+fn runs_of<T: Ordered>(sorted: &Tensor) -> Result<(Tensor, Vec<i32>), TensorError> {
+    let v = sorted
+        .as_slice::<T>()
+        .ok_or_else(|| TensorError("internal: `unique` sorted into a view".into()))?;
+    let starts = |i: usize| i == 0 || v[i].key() != v[i - 1].key();
+    let m = (0..v.len()).filter(|&i| starts(i)).count();
+    let mut vals: Vec<T> = try_vec(m)?;
+    let mut counts: Vec<i32> = try_vec(m)?;
+    for (i, &e) in v.iter().enumerate() {
+        if starts(i) {
+            vals.push(e);
+            counts.push(1);
+        } else if let Some(c) = counts.last_mut() {
+            *c += 1;
+        }
+    }
+    Ok((Tensor::from_vec(vals, vec![m])?, counts))
 }
 
 /// `unique(x)`: the distinct elements, sorted, flattened; NaNs collapse to
@@ -871,7 +875,7 @@ fn values_as(vals: Vec<f64>, dt: crate::dtype::DType) -> Result<Tensor, TensorEr
 pub(super) fn unique(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let (vals, _) = runs(x)?;
-    values_as(vals, x.dtype()).map(Out::Tensor)
+    Ok(Out::Tensor(vals))
 }
 
 /// `unique_counts(x) -> (values, counts)`, the counts i32.
@@ -879,10 +883,7 @@ pub(super) fn unique_counts(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let (vals, counts) = runs(x)?;
     let n = counts.len();
-    Ok(Out::Tuple(vec![
-        values_as(vals, x.dtype())?,
-        Tensor::from_vec(counts, vec![n])?,
-    ]))
+    Ok(Out::Tuple(vec![vals, Tensor::from_vec(counts, vec![n])?]))
 }
 
 /// `searchsorted(sorted, values, side="left")`: for each value, the number

@@ -30,7 +30,9 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::args::{Arg, Args, Out};
+use crate::convert::f16_bits_to_f32;
 use crate::dispatch;
+use crate::dtype::DType;
 use crate::error::AllocError;
 use crate::math;
 use crate::storage::{try_collect, try_filled, try_vec, Accumulate, Element, Storage};
@@ -57,6 +59,12 @@ fn err<T>(msg: String) -> Result<T, TensorError> {
 pub trait Reduced: Element {
     type Sum: Element;
     type Float: Element;
+    /// What `max`/`min`/`argmax`/`argmin` compare: the element itself, or
+    /// for bf16 and f16 its exact f32 (compared as one instruction, where
+    /// `half`'s comparisons are library code) — exact and ordered as the
+    /// element is, NaNs kept NaN.
+    type Key: Element + PartialOrd;
+    fn key(self) -> Self::Key;
     /// The element as `Float` would hold it, widened exactly into its
     /// accumulation type (an i32 above 2^24 rounds once, as `x.to(f32)`).
     fn float_acc(self) -> FloatAcc<Self>;
@@ -68,6 +76,11 @@ type FloatAcc<T> = <<T as Reduced>::Float as Element>::Acc;
 impl Reduced for bool {
     type Sum = i32;
     type Float = f32;
+    type Key = bool;
+    #[inline(always)]
+    fn key(self) -> bool {
+        self
+    }
     #[inline(always)]
     fn float_acc(self) -> f32 {
         if self {
@@ -80,6 +93,11 @@ impl Reduced for bool {
 impl Reduced for i8 {
     type Sum = i32;
     type Float = f32;
+    type Key = i8;
+    #[inline(always)]
+    fn key(self) -> i8 {
+        self
+    }
     #[inline(always)]
     fn float_acc(self) -> f32 {
         f32::from(self)
@@ -88,6 +106,11 @@ impl Reduced for i8 {
 impl Reduced for i32 {
     type Sum = i32;
     type Float = f32;
+    type Key = i32;
+    #[inline(always)]
+    fn key(self) -> i32 {
+        self
+    }
     #[inline(always)]
     fn float_acc(self) -> f32 {
         // `as` rounds an i32 to the nearest f32, ties to even: the cast.
@@ -97,6 +120,11 @@ impl Reduced for i32 {
 impl Reduced for bf16 {
     type Sum = bf16;
     type Float = bf16;
+    type Key = f32;
+    #[inline(always)]
+    fn key(self) -> f32 {
+        self.widen()
+    }
     #[inline(always)]
     fn float_acc(self) -> f32 {
         self.widen()
@@ -105,6 +133,17 @@ impl Reduced for bf16 {
 impl Reduced for f16 {
     type Sum = f16;
     type Float = f16;
+    type Key = f32;
+    #[inline(always)]
+    fn key(self) -> f32 {
+        // `f16_bits_to_f32` vectorises, unlike `half`'s conversion.
+        let b = self.to_bits();
+        if b & 0x7fff > 0x7c00 {
+            f32::NAN
+        } else {
+            f16_bits_to_f32(b)
+        }
+    }
     #[inline(always)]
     fn float_acc(self) -> f32 {
         self.widen()
@@ -113,6 +152,11 @@ impl Reduced for f16 {
 impl Reduced for f32 {
     type Sum = f32;
     type Float = f32;
+    type Key = f32;
+    #[inline(always)]
+    fn key(self) -> f32 {
+        self
+    }
     #[inline(always)]
     fn float_acc(self) -> f32 {
         self
@@ -121,6 +165,11 @@ impl Reduced for f32 {
 impl Reduced for f64 {
     type Sum = f64;
     type Float = f64;
+    type Key = f64;
+    #[inline(always)]
+    fn key(self) -> f64 {
+        self
+    }
     #[inline(always)]
     fn float_acc(self) -> f64 {
         self
@@ -880,26 +929,221 @@ fn exp_lanes(x: [f64; EXP_LANES]) -> [f64; EXP_LANES] {
 // ---------------------------------------------------------------------------
 // max, min, argmax, argmin, median, all, any
 
-/// The position of the first element that `better` prefers to every
-/// earlier one — the first maximum for `>` — or of the first NaN, which
-/// wins outright (PyTorch, spec §5 extension 5). The result of `max` is
-/// the element `argmax` names, so a tie between −0 and +0 keeps the first.
-fn select<T: Element + PartialOrd>(row: &[T], better: impl Fn(T, T) -> bool) -> usize {
-    let mut best = 0;
-    for (i, &x) in row.iter().enumerate() {
-        if is_nan(x) {
-            return i;
-        }
-        if better(x, row[best]) {
-            best = i;
-        }
-    }
-    best
+/// Elements per step of [`pick`]'s scans: a block is searched in full
+/// (branch-free, so that it vectorises), and the scan stops after the block
+/// that settles the answer.
+const PICK_BLOCK: usize = 1024;
+/// Rows at least this long are searched in parallel chunks of this length.
+const PICK_PAR: usize = 1 << 16;
+
+/// What a search of some elements found: whether there was a candidate
+/// (with `skip_nan`, a part of NaNs has none), the key of the first NaN or
+/// else of the extreme, and its position where the search was asked for
+/// one (see [`pick`]).
+#[derive(Clone, Copy)]
+struct Picked<K> {
+    found: bool,
+    at: usize,
+    key: K,
+    nan: bool,
 }
 
-// The comparisons are written once for all seven element types; for bool,
-// `false < true` is exactly the order wanted.
-#[allow(clippy::bool_comparison)]
+/// The key no element can beat, for the integer kinds (whose search may
+/// stop when it meets one); none for the floats, where a later NaN wins.
+fn unbeatable<T: Reduced>(want_max: bool) -> Option<T::Key> {
+    let v = match (T::DTYPE, want_max) {
+        (DType::Bool, true) => 1.0,
+        (DType::Bool, false) => 0.0,
+        (DType::I8, true) => f64::from(i8::MAX),
+        (DType::I8, false) => f64::from(i8::MIN),
+        (DType::I32, true) => f64::from(i32::MAX),
+        (DType::I32, false) => f64::from(i32::MIN),
+        (DType::Bf16 | DType::F16 | DType::F32 | DType::F64, _) => return None,
+    };
+    Some(<T::Key as Element>::from_f64(v))
+}
+
+/// Whether a key's position must be found even when only the value is
+/// wanted: a zero, whose sign is the first tied element's.
+#[inline(always)]
+fn signed_zero<K: Element>(k: K) -> bool {
+    K::DTYPE.is_float() && k.to_f64() == 0.0
+}
+
+/// The first position in `part` whose key `hit` accepts: blocks tested
+/// in full (branch-free), then the block with a hit searched.
+#[inline(always)]
+fn first_where<T: Reduced>(part: &[T], hit: impl Fn(T::Key) -> bool) -> Option<usize> {
+    for (b, block) in part.chunks(PICK_BLOCK).enumerate() {
+        if block.iter().fold(false, |h, &x| h | hit(x.key())) {
+            return block
+                .iter()
+                .position(|&x| hit(x.key()))
+                .map(|i| b * PICK_BLOCK + i);
+        }
+    }
+    None
+}
+
+/// [`select`] over a part of a row that fits one thread: a pass for the
+/// extreme key (sixteen lanes; with `skip_nan` a NaN is no candidate at
+/// all), block by block, stopping at the first block
+/// with a NaN or (integer kinds) with an unbeatable element; then, when
+/// `at` is wanted or the extreme is a zero, a pass for its first position.
+#[inline(always)]
+fn pick<T: Reduced, const MAX: bool>(part: &[T], skip_nan: bool, want_at: bool) -> Picked<T::Key> {
+    // A constant, so that the loops below compare one way only.
+    let want_max = MAX;
+    let better = |u: T::Key, v: T::Key| if MAX { u > v } else { u < v };
+
+    let Some(&first) = part.first() else {
+        return Picked {
+            found: false,
+            at: 0,
+            key: <T::Key as Element>::from_f64(0.0),
+            nan: false,
+        };
+    };
+    let start = if skip_nan && T::DTYPE.is_float() {
+        // The opposite infinity loses to every element but NaN (and ties
+        // one equal to it, which is then found below).
+        <T::Key as Element>::from_f64(if want_max {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        })
+    } else {
+        first.key()
+    };
+    let top = unbeatable::<T>(want_max);
+    let mut lanes = [start; LANES];
+    // Whether an element that is not NaN has been met.
+    let mut found = !skip_nan;
+    for block in part.chunks(PICK_BLOCK) {
+        // Three simple loops over a block in cache vectorise where one
+        // loop doing all three would not: the extreme (a NaN never wins a
+        // comparison), whether there is a NaN, whether there is another.
+        let mut chunks = block.chunks_exact(LANES);
+        for c in &mut chunks {
+            for j in 0..LANES {
+                let v = c[j].key();
+                lanes[j] = if better(v, lanes[j]) { v } else { lanes[j] };
+            }
+        }
+        for (j, &x) in chunks.remainder().iter().enumerate() {
+            let v = x.key();
+            lanes[j] = if better(v, lanes[j]) { v } else { lanes[j] };
+        }
+        let has_nan = block.iter().fold(false, |a, &x| a | is_nan(x.key()));
+        if skip_nan && !found {
+            found = block.iter().fold(false, |a, &x| a | !is_nan(x.key()));
+        }
+        if !skip_nan && has_nan {
+            // The first NaN is in this block, the first block with one.
+            let at = first_where(part, is_nan).unwrap_or(0);
+            return Picked {
+                found: true,
+                at,
+                key: start,
+                nan: true,
+            };
+        }
+        if top.is_some_and(|t| lanes.contains(&t)) {
+            break;
+        }
+    }
+    let key = lanes.iter().fold(start, |m, &v| if better(v, m) { v } else { m });
+    // Only NaNs (`skip_nan`): no candidate.
+    if !found || !(want_at || signed_zero(key)) {
+        return Picked {
+            found,
+            at: 0,
+            key,
+            nan: false,
+        };
+    }
+    // Equal keys are equal values but for −0 = +0, which tie: the first
+    // of the tied elements is the one `argmax` names.
+    let at = first_where(part, |k| k == key).unwrap_or(0);
+    Picked {
+        found,
+        at,
+        key,
+        nan: false,
+    }
+}
+
+/// The first maximum of a row (`want_max`) or its first minimum, or its
+/// first NaN, which wins outright (PyTorch, spec §5 extension 5); with
+/// `skip_nan`, the first extreme of the non-NaN elements (`None` when there
+/// is none). The result of `max` is the element `argmax` names, so a tie
+/// between −0 and +0 keeps the first. Long rows are searched in parallel
+/// chunks whose answers are combined in row order, which is the same
+/// answer; an integer row's first chunk is searched alone first, since an
+/// unbeatable element there ends the search. The position in the result
+/// is meaningful when `want_at`, or when the extreme is a NaN or a zero.
+fn select<T: Reduced>(row: &[T], want_max: bool, skip_nan: bool, want_at: bool) -> Option<Picked<T::Key>> {
+    let search = |part: &[T]| {
+        if want_max {
+            crate::isa::wide(
+                #[inline(always)]
+                || pick::<T, true>(part, skip_nan, want_at),
+            )
+        } else {
+            crate::isa::wide(
+                #[inline(always)]
+                || pick::<T, false>(part, skip_nan, want_at),
+            )
+        }
+    };
+    let early = unbeatable::<T>(want_max);
+    let p = if row.len() >= 2 * PICK_PAR {
+        let better = |u: T::Key, v: T::Key| if want_max { u > v } else { u < v };
+        let combine = |l: Picked<T::Key>, r: Picked<T::Key>| {
+            // The earlier part wins unless it lacks a NaN and the later
+            // part has one or a strictly better extreme.
+            if !l.found || (r.found && !l.nan && (r.nan || better(r.key, l.key))) {
+                r
+            } else {
+                l
+            }
+        };
+        let (head, rest) = row.split_at(PICK_PAR);
+        let first = search(head);
+        if early.is_some_and(|t| first.found && first.key == t) {
+            first
+        } else {
+            let later = rest
+                .par_chunks(PICK_PAR)
+                .enumerate()
+                .map(|(c, part)| {
+                    let mut p = search(part);
+                    p.at += (c + 1) * PICK_PAR;
+                    p
+                })
+                .reduce_with(combine);
+            match later {
+                Some(r) => combine(first, r),
+                None => first,
+            }
+        }
+    } else {
+        search(row)
+    };
+    p.found.then_some(p)
+}
+
+/// The extreme of a row as an element: the key's value, or the element at
+/// its position when the sign or payload matters (a zero, a NaN).
+#[inline(always)]
+fn extreme_value<T: Reduced>(row: &[T], p: Picked<T::Key>) -> Option<T> {
+    if p.nan || signed_zero(p.key) {
+        row.get(p.at).copied()
+    } else {
+        Some(T::from_f64(p.key.to_f64()))
+    }
+}
+
 fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
     let (x, p) = plan(a)?;
     non_empty(a, &p, &x)?;
@@ -907,19 +1151,31 @@ fn extreme(a: &Args, want_max: bool, index: bool) -> Result<Out, TensorError> {
         return err(format!("`{}`: {} elements cannot be indexed by i32", a.op, p.n));
     }
     let data = dispatch!(x.dtype(), T => {
-        let pick = |row: &[T]| {
-            if want_max {
-                select(row, |u, v| u > v)
-            } else {
-                select(row, |u, v| u < v)
-            }
-        };
         if index {
-            Storage::I32(p.rows()?.map::<T, _>(|row| pick(row) as i32)?)
+            Storage::I32(p.rows()?.map::<T, _>(|row| select(row, want_max, false, true).map_or(0, |p| p.at) as i32)?)
         } else {
-            let picked: Option<Vec<T>> = p.rows()?.map::<T, _>(|row| row.get(pick(row)).copied())?.into_iter().collect();
+            let picked: Option<Vec<T>> = p
+                .rows()?
+                .map::<T, _>(|row| select(row, want_max, false, false).and_then(|p| extreme_value(row, p)))?
+                .into_iter()
+                .collect();
             T::into_storage(picked.ok_or_else(|| TensorError(format!("`{}` of an empty row", a.op)))?)
         }
+    });
+    tensor_out(data, p.shape)
+}
+
+/// `nanmax`/`nanmin`: the first extreme of a row's non-NaN elements; NaN
+/// for a row of NaNs only. An integer or bool row has no NaN: the extreme.
+pub(super) fn nan_extreme(a: &Args, want_max: bool) -> Result<Out, TensorError> {
+    let (x, p) = plan(a)?;
+    non_empty(a, &p, &x)?;
+    let data = dispatch!(x.dtype(), T => {
+        let nan = T::from_f64(f64::NAN);
+        let picked = p.rows()?.map::<T, _>(|row| {
+            select(row, want_max, true, false).and_then(|p| extreme_value(row, p)).unwrap_or(nan)
+        })?;
+        T::into_storage(picked)
     });
     tensor_out(data, p.shape)
 }
@@ -1425,5 +1681,120 @@ mod tests {
         let mut v: [String; LANES] = std::array::from_fn(|i| i.to_string());
         let got = tree(&mut v, 5, |a: String, b: String| format!("({a}+{b})"));
         assert_eq!(got, "(((0+1)+(2+3))+4)");
+    }
+
+    /// The definition `select` implements: one pass, the first NaN wins
+    /// outright (or is passed over), else the first element no earlier one
+    /// beats.
+    fn select_by_definition<T: Element + PartialOrd>(
+        row: &[T],
+        want_max: bool,
+        skip_nan: bool,
+    ) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, &x) in row.iter().enumerate() {
+            if is_nan(x) {
+                if skip_nan {
+                    continue;
+                }
+                return Some(i);
+            }
+            let wins = match best {
+                None => true,
+                Some(b) => {
+                    if want_max {
+                        x > row[b]
+                    } else {
+                        x < row[b]
+                    }
+                }
+            };
+            if wins {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// The blocked, laned, early-stopping and parallel search against the
+    /// one-pass definition, for every dtype, on rows shorter than a lane,
+    /// around a block, and long enough for the parallel parts; with NaNs
+    /// (first, last, in one part only, everywhere), −0/+0 ties, infinities
+    /// and the integer extremes, early and late.
+    #[test]
+    fn select_is_the_first_extreme() {
+        use crate::construct::SplitMix64;
+        let mut g = SplitMix64::new(41);
+        let specials = [
+            f64::NAN,
+            -0.0,
+            0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            127.0,
+            -128.0,
+            2147483647.0,
+            -2147483648.0,
+        ];
+        let lens = [
+            1usize,
+            2,
+            15,
+            17,
+            PICK_BLOCK - 1,
+            PICK_BLOCK + 3,
+            3 * PICK_PAR + 5,
+        ];
+        let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
+        for portable in [false, true] {
+            crate::isa::set_portable(portable);
+            for dt in DType::ALL {
+                for &n in &lens {
+                    for pattern in 0..8 {
+                        let vals: Vec<f64> = (0..n)
+                            .map(|i| {
+                                let r = g.next_u64();
+                                match pattern {
+                                    0 => (r % 7) as f64 - 3.0,
+                                    1 if i == n - 1 => f64::NAN,
+                                    1 => (r % 200) as f64 - 100.0,
+                                    2 if i == n / 2 + 1 => specials[(r % 9) as usize],
+                                    2 => (r % 5) as f64 * 0.25 - 0.5,
+                                    3 => {
+                                        if r.is_multiple_of(3) {
+                                            -0.0
+                                        } else {
+                                            0.0
+                                        }
+                                    }
+                                    4 => specials[(r % 9) as usize],
+                                    5 if r.is_multiple_of(4) => f64::NAN,
+                                    5 => (r % 9) as f64,
+                                    6 => f64::NAN,
+                                    _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 4e9 - 2e9,
+                                }
+                            })
+                            .collect();
+                        dispatch!(dt, T => {
+                            // Rust's `as` for the integers (saturating, NaN to 0).
+                            let row: Vec<T> = vals.iter().map(|&v| T::from_f64(v)).collect();
+                            let row = &row[..];
+                            for want_max in [true, false] {
+                                for skip_nan in [false, true] {
+                                    let want = select_by_definition(row, want_max, skip_nan);
+                                    let what = format!("{dt} n={n} pattern {pattern} max={want_max} skip_nan={skip_nan}");
+                                    assert_eq!(select(row, want_max, skip_nan, true).map(|p| p.at), want, "{what}");
+                                    // The value alone: the same element, bit for bit.
+                                    let value = select(row, want_max, skip_nan, false).and_then(|p| extreme_value(row, p));
+                                    let bits = |v: Option<T>| v.map(|v| v.to_scalar().to_bits());
+                                    assert_eq!(bits(value), bits(want.map(|i| row[i])), "{what} (value)");
+                                }
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        crate::isa::set_portable(false);
     }
 }

@@ -96,7 +96,7 @@ fn is_dense(x: &Tensor) -> bool {
 
 /// `x` with a new shape of the same element count: a view when `x` is
 /// dense, a row-major copy otherwise.
-fn reshaped(x: &Tensor, shape: Vec<usize>) -> Result<Tensor, TensorError> {
+pub(super) fn reshaped(x: &Tensor, shape: Vec<usize>) -> Result<Tensor, TensorError> {
     let strides = row_major_strides(&shape);
     if is_dense(x) {
         x.with_layout(shape, strides, x.offset())
@@ -464,8 +464,7 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
     let shifts = a.ints("shift")?.unwrap_or_default();
     if x.numel() == 0 {
-        // Nothing moves; the index tables below would be as long as an axis
-        // that holds no elements (and may be far too long to allocate).
+        // Nothing moves (the axes are still checked).
         if let Some(axes) = a.ints("axis")? {
             for &ax in &axes {
                 a.about("axis", axis_of(a.op, ax, x.ndim()))?;
@@ -474,9 +473,10 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
         return Ok(Out::Tensor(x.contiguous()?));
     }
     let Some(axes) = a.ints("axis")? else {
-        let flat = reshaped(x, vec![x.numel()])?;
+        // Without axes the flattened tensor rolls as one axis.
         let total = shifts.iter().fold(0i128, |acc, &s| acc + i128::from(s));
-        let rolled = take_axes(&flat, &[rotation(x.numel(), total)?])?;
+        let flat = reshaped(x, vec![x.numel()])?;
+        let rolled = rotated(&flat.contiguous()?, 0, total)?;
         return reshaped(&rolled, x.shape().to_vec()).map(Out::Tensor);
     };
     let pairs: Vec<(i64, i64)> = match (shifts.len(), axes.len()) {
@@ -501,28 +501,36 @@ pub(super) fn roll(a: &Args) -> Result<Out, TensorError> {
             *t += i128::from(s);
         }
     }
-    if x.ndim() == 0 {
-        return Ok(Out::Tensor(x.contiguous()?));
+    let mut out = x.contiguous()?;
+    for (ax, &s) in total.iter().enumerate() {
+        out = rotated(&out, ax, s)?;
     }
-    let maps: Vec<Vec<usize>> = x
-        .shape()
-        .iter()
-        .zip(&total)
-        .map(|(&d, &s)| rotation(d, s))
-        .collect::<Result<_, _>>()?;
-    take_axes(x, &maps).map(Out::Tensor)
+    Ok(Out::Tensor(out))
 }
 
-/// The source index of each output position of a roll by `shift` over an
-/// axis of length `n`: output i comes from (i − shift) mod n.
-/// The table is as long as the axis (a flattened roll: the whole tensor),
-/// so it is allocated fallibly.
-fn rotation(n: usize, shift: i128) -> Result<Vec<usize>, TensorError> {
-    if n == 0 {
-        return Ok(Vec::new());
+/// A contiguous tensor rolled by `shift` along `axis`: each block of the
+/// axis and everything after it becomes its last `shift` sub-blocks, then
+/// the rest, two copies per block (no index tables). A shift that is a
+/// multiple of the axis length gives the tensor itself.
+fn rotated(c: &Tensor, axis: usize, shift: i128) -> Result<Tensor, TensorError> {
+    let d = c.shape().get(axis).copied().unwrap_or(1);
+    if d == 0 || shift.rem_euclid(d as i128) == 0 {
+        return Ok(c.clone());
     }
-    let s = shift.rem_euclid(n as i128) as usize;
-    Ok(try_collect(n, (0..n).map(|i| (i + n - s) % n))?)
+    let s = shift.rem_euclid(d as i128) as usize;
+    let inner: usize = c.shape().get(axis + 1..).unwrap_or(&[]).iter().product();
+    let block = d * inner;
+    let cut = (d - s) * inner;
+    let data = dispatch!(in c.storage(), v => {
+        let mut out = try_vec(v.len()).map_err(|e| e.for_tensor(c.dtype(), c.shape()))?;
+        for blk in v.chunks_exact(block) {
+            let (head, tail) = blk.split_at(cut);
+            out.extend_from_slice(tail);
+            out.extend_from_slice(head);
+        }
+        Element::into_storage(out)
+    });
+    Tensor::from_storage(data, c.shape().to_vec())
 }
 
 /// Index values as axis positions: integer tensors and integral float

@@ -106,6 +106,31 @@ fn pair(args: &Args, name: &str, default: i64, min: i64) -> Result<(usize, usize
     Ok((h as usize, w as usize))
 }
 
+/// `dot` of two vectors of one length, the contract's one output element
+/// without the blocked product's packing: `acc.mul_add(a_i, b_i)` for i
+/// ascending from +0 in the accumulation type, then one rounding into the
+/// result dtype — the same steps as `einsum("i,i->")`, run under
+/// `isa::wide` (so an f32 step is the FMA instruction, not libm's
+/// software fma). The chain is one dependent sequence, as §5.4 orders it.
+pub(crate) fn dot(x: &Tensor, y: &Tensor) -> Result<Tensor, TensorError> {
+    use crate::storage::{Accumulate, Element};
+    let (d, r) = dtypes(&[x.dtype(), y.dtype()]);
+    let (x, y) = (promoted(x, d)?.contiguous()?, promoted(y, d)?.contiguous()?);
+    crate::dispatch!(d, T => {
+        let (Some(xs), Some(ys)) = (x.as_slice::<T>(), y.as_slice::<T>()) else {
+            return fail("internal: `dot` operands are not packed".into());
+        };
+        // `Accumulate::mul_add` by name: f32 and f64 have an inherent
+        // `mul_add` (self·a + b) that method syntax would pick.
+        let acc = crate::isa::wide(#[inline(always)] || {
+            xs.iter()
+                .zip(ys)
+                .fold(<<T as Element>::Acc as Accumulate>::ZERO, |acc, (&a, &b)| Accumulate::mul_add(acc, a.widen(), b.widen()))
+        });
+        Tensor::from_vec(vec![acc], Vec::new())?.cast(r)
+    })
+}
+
 /// `matmul(a, b)` with NumPy's rules: a 1-D operand is a row (left) or a
 /// column (right) whose axis is removed from the result, the leading axes
 /// broadcast as batch axes, and the inner sizes must agree.
