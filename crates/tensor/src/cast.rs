@@ -19,7 +19,9 @@ use half::bf16;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-use crate::convert::{bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits, f32_to_odd, Scalar};
+use crate::convert::{
+    bf16_to_f32, f16_bits_to_f32, f16_bits_to_f32_or_nan, f32_to_bf16, f32_to_f16_bits, f32_to_odd, Scalar,
+};
 use crate::dtype::DType;
 use crate::storage::{try_vec, Element, Storage};
 use crate::tensor::{Tensor, TensorError};
@@ -186,14 +188,8 @@ fn fill<S: Element, D: Element>(src: &[S], out: &mut [MaybeUninit<D>]) -> Option
 #[inline(always)]
 fn float_value<S: Element>(x: S) -> f64 {
     match x.to_scalar() {
-        Scalar::Bf16(b) => f64::from(f32::from_bits(u32::from(b) << 16)),
-        Scalar::F16(b) => {
-            if b & 0x7fff > 0x7c00 {
-                f64::NAN
-            } else {
-                f64::from(f16_bits_to_f32(b))
-            }
-        }
+        Scalar::Bf16(b) => f64::from(bf16_to_f32(bf16::from_bits(b))),
+        Scalar::F16(b) => f64::from(f16_bits_to_f32_or_nan(b)),
         Scalar::F32(v) => f64::from(v),
         Scalar::F64(v) => v,
         Scalar::Bool(b) => f64::from(u8::from(b)),

@@ -207,6 +207,18 @@ pub fn f16_bits_to_f32(h: u16) -> f32 {
     f32::from_bits(sign | mag)
 }
 
+/// f16 → f32 for a value that is only compared or widened further: exact
+/// for every non-NaN, and a NaN pattern gives f32's NaN (its payload is
+/// not kept). Written without `half`'s conversion so that it vectorises.
+#[inline(always)]
+pub fn f16_bits_to_f32_or_nan(h: u16) -> f32 {
+    if h & 0x7fff > 0x7c00 {
+        f32::NAN
+    } else {
+        f16_bits_to_f32(h)
+    }
+}
+
 /// bf16 is f32 with the low mantissa bits cut off: this many.
 const BF16_DROPPED: u32 = FloatFormat::F32.man_bits() - FloatFormat::BF16.man_bits();
 /// The quiet bit of a bf16 NaN.

@@ -30,7 +30,7 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 
 use super::args::{Arg, Args, Out};
-use crate::convert::f16_bits_to_f32;
+use crate::convert::f16_bits_to_f32_or_nan;
 use crate::dispatch;
 use crate::dtype::DType;
 use crate::error::AllocError;
@@ -136,13 +136,7 @@ impl Reduced for f16 {
     type Key = f32;
     #[inline(always)]
     fn key(self) -> f32 {
-        // `f16_bits_to_f32` vectorises, unlike `half`'s conversion.
-        let b = self.to_bits();
-        if b & 0x7fff > 0x7c00 {
-            f32::NAN
-        } else {
-            f16_bits_to_f32(b)
-        }
+        f16_bits_to_f32_or_nan(self.to_bits())
     }
     #[inline(always)]
     fn float_acc(self) -> f32 {
@@ -759,34 +753,18 @@ pub(super) fn std(a: &Args) -> Result<Out, TensorError> {
 }
 
 /// The largest element of a row as an f64, NaN if any element is NaN,
-/// −inf for an empty row. Only the value matters here (softmax and
-/// logsumexp), so a −0/+0 tie may go either way; lanes make it fast.
+/// −inf for an empty row, as `float_acc` holds it: `max`'s search, its key
+/// (the element's exact value) then rounded as `float_acc` rounds, which
+/// is the largest rounded element since rounding is monotone. Only the
+/// value matters here (softmax and logsumexp), so which of a −0/+0 tie it
+/// names does not.
 #[inline(always)]
 fn max_value<T: Reduced>(row: &[T]) -> f64 {
-    let Some(&first) = row.first() else {
-        return f64::NEG_INFINITY;
-    };
-    let mut best = [first.float_acc(); LANES];
-    let mut nan = [false; LANES];
-    let mut chunks = row.chunks_exact(LANES);
-    let step = |b: &mut FloatAcc<T>, n: &mut bool, v: FloatAcc<T>| {
-        *n |= is_nan(v);
-        *b = if v > *b { v } else { *b };
-    };
-    for c in &mut chunks {
-        for ((b, n), &x) in best.iter_mut().zip(nan.iter_mut()).zip(c) {
-            step(b, n, x.float_acc());
-        }
+    match select(row, true, false, false) {
+        None => f64::NEG_INFINITY,
+        Some(p) if p.nan => f64::NAN,
+        Some(p) => T::from_f64(p.key.to_f64()).float_acc().to_f64(),
     }
-    for ((b, n), &x) in best.iter_mut().zip(nan.iter_mut()).zip(chunks.remainder()) {
-        step(b, n, x.float_acc());
-    }
-    if nan.iter().any(|&n| n) {
-        return f64::NAN;
-    }
-    best.iter()
-        .fold(first.float_acc(), |m, &v| if v > m { v } else { m })
-        .to_f64()
 }
 
 /// NaN is the one value not equal to itself.
