@@ -606,6 +606,9 @@ fn tensor_binop_dtype(op: BinOp, a: &Ty, b: &Ty) -> Option<DType> {
 /// The type of `a op b` as far as the rules tell it, reporting nothing (a
 /// compound assignment's value, for an inferred `var`).
 fn silent_binop(op: BinOp, a: &Ty, b: &Ty) -> Ty {
+    if is_structural_eq(op, a, b) {
+        return Ty::Bool;
+    }
     if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
         return Ty::Tensor(tensor_binop_dtype(op, a, b));
     }
@@ -613,6 +616,15 @@ fn silent_binop(op: BinOp, a: &Ty, b: &Ty) -> Ty {
         return Ty::Unknown;
     }
     host_binop(op, a, b).unwrap_or(Ty::Unknown)
+}
+
+/// `==`/`!=` between a tensor and a value of another kind (an Arr, a Str,
+/// a struct): a structural comparison giving a Bool (`x.shape == [2, 3]`),
+/// as `==` is on host values, not an elementwise one.
+fn is_structural_eq(op: BinOp, a: &Ty, b: &Ty) -> bool {
+    let other_kind = |t: &Ty| t.is_known() && !matches!(t, Ty::Tensor(_) | Ty::Int | Ty::F64 | Ty::Bool);
+    matches!(op, BinOp::Eq | BinOp::Ne)
+        && (matches!(a, Ty::Tensor(_)) && other_kind(b) || matches!(b, Ty::Tensor(_)) && other_kind(a))
 }
 
 fn join(a: Ty, b: &Ty) -> Ty {
@@ -2783,6 +2795,9 @@ impl Pass<'_> {
 
     fn binary_type(&mut self, op: BinOp, a: (&Ty, Span), b: (&Ty, Span), span: Span) -> Ty {
         let ((a, asp), (b, bsp)) = (a, b);
+        if is_structural_eq(op, a, b) {
+            return Ty::Bool;
+        }
         if matches!(a, Ty::Tensor(_)) || matches!(b, Ty::Tensor(_)) {
             let result = tensor_binop_dtype(op, a, b);
             return self.tensor_result(

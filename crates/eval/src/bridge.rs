@@ -281,6 +281,11 @@ pub(crate) fn plain_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -
     }
     let top = binary_op(op)?;
     let (Some(x), Some(y)) = (operand(a), operand(b)) else {
+        // A tensor against a value of another kind is a structural
+        // comparison, as `==` is on host values (`x.shape == [2, 3]`).
+        if matches!(op, B::Eq | B::Ne) {
+            return Ok(Value::Bool(crate::ops::equal(a, b) == (op == B::Eq)));
+        }
         return Err(format!(
             "cannot apply `{}` to a `{}` and a `{}`",
             op.symbol(),

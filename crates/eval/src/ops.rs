@@ -409,6 +409,15 @@ pub fn equal(a: &Value, b: &Value) -> bool {
                     .zip(y.scalars())
                     .all(|(p, q)| p.to_bits() == q.to_bits())
         }
+        (Value::Arr(items), Value::Tensor(_) | Value::Tracked(_))
+        | (Value::Tensor(_) | Value::Tracked(_), Value::Arr(items)) => {
+            let t = if let Value::Arr(_) = a {
+                b.as_tensor()
+            } else {
+                a.as_tensor()
+            };
+            t.is_some_and(|t| arr_equals_tensor(items, t))
+        }
         (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
         (Value::Ok(x), Value::Ok(y)) | (Value::Err(x), Value::Err(y)) | (Value::Some(x), Value::Some(y)) => {
             equal(x, y)
@@ -418,6 +427,27 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// An Arr against a tensor (`x.shape == [2, 3]`): equal when the tensor
+/// is rank 1, as long as the Arr, and each element equals the Arr's as a
+/// host value (numbers exactly, as `==` compares Int and F64; a bool
+/// tensor's elements against Bools).
+fn arr_equals_tensor(items: &[Value], t: &twill_tensor::Tensor) -> bool {
+    use twill_tensor::convert::Scalar;
+    t.ndim() == 1
+        && t.numel() == items.len()
+        && t.scalars().zip(items.iter()).all(|(s, v)| match (s, v) {
+            (Scalar::Bool(p), Value::Bool(q)) => p == *q,
+            (Scalar::Bool(_), _) | (_, Value::Bool(_)) => false,
+            (Scalar::I8(_) | Scalar::I32(_), Value::Int(_) | Value::F64(_)) => {
+                compare_numbers(&Value::Int(s.to_f64() as i64), v) == Some(Ordering::Equal)
+            }
+            (_, Value::Int(_) | Value::F64(_)) => {
+                compare_numbers(&Value::F64(s.to_f64()), v) == Some(Ordering::Equal)
+            }
+            _ => false,
+        })
 }
 
 #[cfg(test)]
