@@ -10,7 +10,7 @@ use crate::ctrl_c::{self, INTERRUPTED_STATUS};
 use crate::render::Stderr;
 
 /// `twill run` (with `Mode::Run`) and `twill check` (`Mode::Check`).
-pub fn run_path(path: &str, args: Vec<String>, mode: Mode, engine: Engine) -> i32 {
+pub fn run_path(path: &str, args: Vec<String>, mode: Mode, engine: Engine, reference: bool) -> i32 {
     let host = RealHost::buffered(args);
     // The golden harness sets this to assert, as the program runs, every
     // tensor dtype the checker claims to know.
@@ -25,6 +25,7 @@ pub fn run_path(path: &str, args: Vec<String>, mode: Mode, engine: Engine) -> i3
             crosscheck,
             types: false,
             engine,
+            reference,
         },
     );
     let status = session.run_path(path, mode, &mut reporter);

@@ -25,6 +25,9 @@ usage:
   twill run FILE.tw [ARGS…]   check, then run a program (`-` reads standard input)
   twill run --engine=tree FILE.tw [ARGS…]
                               the same on the reference tree walker
+  twill run --reference FILE.tw [ARGS…]
+                              the same with every tensor operation run by
+                              the self-hosted `reference` module
   twill check FILE.tw         check a program without running it
   twill repl                  interactive session (also: `twill` alone)
   twill jupyter install [--user | --prefix DIR | --sys-prefix]
@@ -45,21 +48,36 @@ fn cli(args: Vec<String>) -> i32 {
     match args.get(1).map(String::as_str) {
         None | Some("repl") => repl::run(),
         Some("run") => {
-            let (engine, rest) = match rest.split_first() {
-                Some((flag, after)) if flag.starts_with("--engine=") => match &flag["--engine=".len()..] {
-                    "tree" => (Engine::Tree, after),
-                    "compiled" => (Engine::Compiled, after),
-                    other => return usage_error(&format!("unknown engine `{other}` (`tree` or `compiled`)")),
-                },
-                _ => (Engine::Compiled, rest.as_slice()),
-            };
+            let mut engine = Engine::Compiled;
+            let mut reference = false;
+            let mut rest = rest.as_slice();
+            // The options come before the file; what follows it is the
+            // program's.
+            while let Some((flag, after)) = rest.split_first() {
+                if let Some(name) = flag.strip_prefix("--engine=") {
+                    engine = match name {
+                        "tree" => Engine::Tree,
+                        "compiled" => Engine::Compiled,
+                        other => {
+                            return usage_error(&format!("unknown engine `{other}` (`tree` or `compiled`)"))
+                        }
+                    };
+                } else if flag == "--reference" {
+                    reference = true;
+                } else {
+                    break;
+                }
+                rest = after;
+            }
             match rest.split_first() {
-                Some((file, prog_args)) => driver::run_path(file, prog_args.to_vec(), Mode::Run, engine),
+                Some((file, prog_args)) => {
+                    driver::run_path(file, prog_args.to_vec(), Mode::Run, engine, reference)
+                }
                 None => usage_error("`twill run` needs a FILE (or `-` for standard input)"),
             }
         }
         Some("check") => match rest.as_slice() {
-            [file] => driver::run_path(file, Vec::new(), Mode::Check, Engine::Compiled),
+            [file] => driver::run_path(file, Vec::new(), Mode::Check, Engine::Compiled, false),
             _ => usage_error("`twill check` needs exactly one FILE"),
         },
         Some("jupyter") => match rest.split_first() {
@@ -83,7 +101,9 @@ fn cli(args: Vec<String>) -> i32 {
             println!("{USAGE}");
             0
         }
-        Some(file) if file.ends_with(".tw") => driver::run_path(file, rest, Mode::Run, Engine::Compiled),
+        Some(file) if file.ends_with(".tw") => {
+            driver::run_path(file, rest, Mode::Run, Engine::Compiled, false)
+        }
         Some(other) => usage_error(&format!("unknown command `{other}`")),
     }
 }

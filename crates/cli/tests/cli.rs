@@ -506,6 +506,27 @@ fn the_engine_can_be_chosen_and_both_agree() {
     assert!(stderr(&bad).contains("unknown engine `jit`"), "{}", stderr(&bad));
 }
 
+/// `--reference` (spec §16) runs the tensor operations on the self-hosted
+/// `reference` module: the same bytes as natively, combined with either
+/// engine, and an operation's error with the native message and place.
+#[test]
+fn the_reference_runtime_can_be_chosen_and_agrees() {
+    let src = "let x = tensor([1.5, -2.0, 3.25], bf16)\nprint(-x)\nprint(-(-x))\nprint(neg(x))\n";
+    let native = twill(&["run", "-"], src);
+    assert_eq!(
+        stdout(&native),
+        "[-1.5, 2, -3.25] bf16\n[1.5, -2, 3.25] bf16\n[-1.5, 2, -3.25] bf16\n"
+    );
+    for args in [
+        &["run", "--reference", "-"][..],
+        &["run", "--engine=tree", "--reference", "-"][..],
+    ] {
+        let o = twill(args, src);
+        assert_eq!(stdout(&o), stdout(&native), "{args:?}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(0));
+    }
+}
+
 /// Modules (spec §10.8): a program importing two modules of its own (one
 /// of which imports the other) and one found on `TWILL_PATH`; and a
 /// program whose own module has a static error, reported in that file at

@@ -89,6 +89,7 @@ fn run_case(root: &Path, rel: &Path, engine: Engine) -> (String, Option<i32>) {
                     crosscheck: true,
                     types: false,
                     engine,
+                    reference: false,
                 },
             );
             let status = session.run_path(&path, Mode::Run, &mut reporter);

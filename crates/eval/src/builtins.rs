@@ -1743,7 +1743,17 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
                 }
                 (None, _) => return fail(span, "`arange` needs a length or a start and an end"),
             };
-            construct::arange(start, stop, step, dt)
+            if crate::reference::enabled() {
+                let args = vec![
+                    Value::F64(start),
+                    Value::F64(stop),
+                    Value::F64(step),
+                    Value::DType(dt),
+                ];
+                crate::reference::construct("arange", args)
+            } else {
+                construct::arange(start, stop, step, dt)
+            }
         }
         Make::Linspace => {
             let start = number_arg(need(0, "a")?, span, "the start")?;
@@ -1751,13 +1761,29 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             let n = int_arg(need(2, "n")?, span, "the count")?;
             let n = usize::try_from(n)
                 .or_else(|_| fail(span, format!("`linspace` count cannot be negative ({n})")))?;
-            construct::linspace(start, stop, n, dtype_arg(get(3), span)?)
+            let dt = dtype_arg(get(3), span)?;
+            if crate::reference::enabled() {
+                let args = vec![
+                    Value::F64(start),
+                    Value::F64(stop),
+                    Value::Int(n as i64),
+                    Value::DType(dt),
+                ];
+                crate::reference::construct("linspace", args)
+            } else {
+                construct::linspace(start, stop, n, dt)
+            }
         }
         Make::Eye => {
             let n = int_arg(need(0, "n")?, span, "the size")?;
             let n =
                 usize::try_from(n).or_else(|_| fail(span, format!("`eye` size cannot be negative ({n})")))?;
-            construct::eye(n, dtype_arg(get(1), span)?)
+            let dt = dtype_arg(get(1), span)?;
+            if crate::reference::enabled() {
+                crate::reference::construct("eye", vec![Value::Int(n as i64), Value::DType(dt)])
+            } else {
+                construct::eye(n, dt)
+            }
         }
         Make::Tensor => {
             let dt = dtype_arg(get(1), span)?;

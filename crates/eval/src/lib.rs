@@ -27,6 +27,7 @@ mod interp;
 pub mod interrupt;
 mod ops;
 pub mod print;
+pub mod reference;
 pub mod stdlib;
 pub mod value;
 

@@ -119,6 +119,10 @@ pub struct Options {
     pub types: bool,
     /// Which engine runs the code (the compiled one unless asked).
     pub engine: Engine,
+    /// Run every tensor operation through the self-hosted `reference`
+    /// module instead of the native kernels (`twill run --reference`,
+    /// spec §16). It is switched for the thread the session is made on.
+    pub reference: bool,
 }
 
 /// A checked source: its diagnostics (parse errors, or the checker's
@@ -192,6 +196,7 @@ impl Session {
         checker.record_types = options.types;
         let mut interp = Interp::new(host);
         interp.set_engine(options.engine);
+        twill_eval::reference::set_enabled(options.reference);
         (checker, interp)
     }
 
