@@ -1049,6 +1049,8 @@ format_fields! {
     ExpBits = "exp_bits", "the exponent bits, an Int";
     ManBits = "man_bits", "the stored mantissa bits, an Int";
     Bias = "bias", "the exponent bias, an Int";
+    Subnormals = "subnormals", "whether the format has subnormals, a Bool";
+    Special = "special", "the special-value scheme, a Str: \"ieee\", \"fn\" or \"none\"";
 }
 
 impl FormatField {
@@ -1078,6 +1080,8 @@ impl FormatField {
             | FormatField::Eps
             | FormatField::UnderflowCliff => Ty::F64,
             FormatField::Bits | FormatField::ExpBits | FormatField::ManBits | FormatField::Bias => Ty::Int,
+            FormatField::Subnormals => Ty::Bool,
+            FormatField::Special => Ty::Str,
         }
     }
 }

@@ -527,6 +527,39 @@ fn the_reference_runtime_can_be_chosen_and_agrees() {
     }
 }
 
+/// Spec §16 on a real program: `examples/train_digits.tw` for three steps
+/// of each of its runs (f32; bf16; f16 with loss scaling) prints the same
+/// losses and accuracies under `--reference` as natively — the forward
+/// passes, the cross-entropy and the optimiser's tensor arithmetic computed
+/// by the module, autodiff on top.
+#[test]
+fn train_digits_for_a_few_steps_agrees_under_the_reference_runtime() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let run = |reference: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+        cmd.current_dir(&root).arg("run");
+        if reference {
+            cmd.arg("--reference");
+        }
+        cmd.args(["examples/train_digits.tw", "3"])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("twill runs")
+    };
+    let native = run(false);
+    assert_eq!(native.status.code(), Some(0), "{}", stderr(&native));
+    let out = stdout(&native);
+    assert_eq!(
+        out.matches("  step ").count(),
+        9,
+        "three steps of three runs: {out}"
+    );
+    assert_eq!(out.matches("test accuracy").count(), 3, "{out}");
+    let on_reference = run(true);
+    assert_eq!(on_reference.status.code(), Some(0), "{}", stderr(&on_reference));
+    assert_eq!(stdout(&on_reference), out);
+}
+
 /// Modules (spec §10.8): a program importing two modules of its own (one
 /// of which imports the other) and one found on `TWILL_PATH`; and a
 /// program whose own module has a static error, reported in that file at

@@ -12,6 +12,10 @@
 //! whose program no longer exists fails the run. See testdata/README.md.
 //! (`tests/cli.rs` covers the binary itself.)
 //!
+//! Each program also runs a third time with the self-hosted reference
+//! runtime on (`twill run --reference`, spec §16) and must print the same
+//! bytes, unless `testdata/reference_pending.txt` excludes it with a reason.
+//!
 //! Every program runs with the crosscheck on (`TWILL_CROSSCHECK=1` for the
 //! binary): each tensor dtype the static checker claims (at bindings and
 //! `print` arguments) is asserted at run time, so a checker/evaluator
@@ -73,7 +77,7 @@ fn program_args(source: &str) -> Vec<String> {
 /// Runs one program as `twill run REL ARGS…` would from the workspace root
 /// (the caller has made that the current directory): the snapshot text of
 /// the run, and its exit status.
-fn run_case(root: &Path, rel: &Path, engine: Engine) -> (String, Option<i32>) {
+fn run_case(root: &Path, rel: &Path, engine: Engine, reference: bool) -> (String, Option<i32>) {
     let source = std::fs::read_to_string(root.join(rel)).expect("test program is readable");
     let args = program_args(&source);
     let path = rel.to_string_lossy().into_owned();
@@ -89,7 +93,7 @@ fn run_case(root: &Path, rel: &Path, engine: Engine) -> (String, Option<i32>) {
                     crosscheck: true,
                     types: false,
                     engine,
-                    reference: false,
+                    reference,
                 },
             );
             let status = session.run_path(&path, Mode::Run, &mut reporter);
@@ -113,6 +117,60 @@ fn run_case(root: &Path, rel: &Path, engine: Engine) -> (String, Option<i32>) {
     (text, Some(code))
 }
 
+/// Why a golden is not compared under `--reference`.
+#[derive(Debug, PartialEq)]
+enum Exclusion {
+    /// `size PATH why`: its tensors are beyond the reference runtime's
+    /// size cap (spec §16 allows one), so it is not run there.
+    Size,
+    /// `golden PATH why`: it does not agree yet; it must still differ, so
+    /// the list only shrinks.
+    Pending,
+}
+
+/// Whether testdata/reference_pending.txt excludes the golden `rel` (its
+/// path below testdata/), and how. Every listed line must give a reason.
+fn reference_exclusion(rel: &str) -> Option<Exclusion> {
+    let text = std::fs::read_to_string(workspace_root().join("testdata/reference_pending.txt"))
+        .expect("testdata/reference_pending.txt is readable");
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut words = line.split_whitespace();
+        let kind = match words.next() {
+            Some("size") => Exclusion::Size,
+            Some("golden") => Exclusion::Pending,
+            _ => continue,
+        };
+        if words.next() == Some(rel) {
+            assert!(
+                words.next().is_some(),
+                "reference_pending.txt gives no reason for {rel}"
+            );
+            return Some(kind);
+        }
+    }
+    None
+}
+
+#[test]
+fn every_reference_exclusion_names_a_golden() {
+    let text = std::fs::read_to_string(workspace_root().join("testdata/reference_pending.txt"))
+        .expect("testdata/reference_pending.txt is readable");
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut words = line.split_whitespace();
+        if matches!(words.next(), Some("size" | "golden")) {
+            let rel = words.next().unwrap_or("");
+            assert!(
+                PROGRAMS.iter().any(|(_, r)| *r == rel),
+                "reference_pending.txt names {rel:?}, which is no golden program"
+            );
+            assert!(
+                words.next().is_some(),
+                "reference_pending.txt gives no reason for {rel}"
+            );
+        }
+    }
+}
+
 /// The outcome a program's folder promises: `Some(true)` under `ok/`,
 /// `Some(false)` under `err/`, `None` anywhere else.
 fn expects_success(rel: &str) -> Option<bool> {
@@ -131,14 +189,34 @@ fn golden(name: &str, rel: &str) {
     // `twill run` does when started there (every test sets the same one).
     std::env::set_current_dir(&root).expect("the workspace root is a directory");
     let path = Path::new("testdata").join(rel);
-    let (content, status) = run_case(&root, &path, Engine::Compiled);
+    let (content, status) = run_case(&root, &path, Engine::Compiled, false);
     // The tree walker is the reference: the compiled engine must print the
     // same bytes, report the same errors and end with the same status.
-    let (reference, _) = run_case(&root, &path, Engine::Tree);
+    let (reference, _) = run_case(&root, &path, Engine::Tree, false);
     assert_eq!(
         content, reference,
         "{rel}: the compiled engine (left) and the tree walker (right) disagree"
     );
+    // Spec §16: the same bytes with every tensor operation run by the
+    // self-hosted reference module (`twill run --reference`), unless
+    // testdata/reference_pending.txt excludes the program, with why.
+    match reference_exclusion(rel) {
+        None => {
+            let (on_reference, _) = run_case(&root, &path, Engine::Compiled, true);
+            assert_eq!(
+                content, on_reference,
+                "{rel}: natively (left) and under --reference (right) the program prints differently"
+            );
+        }
+        Some(Exclusion::Pending) => {
+            let (on_reference, _) = run_case(&root, &path, Engine::Compiled, true);
+            assert_ne!(
+                content, on_reference,
+                "{rel} now prints the same under --reference: take its `golden` line off testdata/reference_pending.txt"
+            );
+        }
+        Some(Exclusion::Size) => {}
+    }
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(root.join("goldens"));
     settings.set_prepend_module_to_snapshot(false);

@@ -241,8 +241,8 @@ pub(crate) fn plain_op(op: Op, slots: &[Option<Value>]) -> Result<Value, OpError
             None => None,
         });
     }
-    if crate::reference::enabled() {
-        return crate::reference::op(op, &args).map(from_out);
+    if let Some(b) = crate::backend::active() {
+        return (b.op)(op, &args).map(from_out);
     }
     twill_tensor::ops::call(op, args).map(from_out)
 }
@@ -252,10 +252,8 @@ pub(crate) fn plain_cast(x: &Value, dt: DType) -> Result<Value, String> {
     let t = x
         .as_tensor()
         .ok_or_else(|| format!("`to` needs a tensor, not `{}`", x.type_name()))?;
-    if crate::reference::enabled() {
-        return crate::reference::cast(t, dt)
-            .map(tensor_value)
-            .map_err(|e| e.message);
+    if let Some(b) = crate::backend::active() {
+        return (b.cast)(t, dt).map(tensor_value).map_err(|e| e.message);
     }
     t.cast(dt).map(tensor_value).map_err(|e| e.0)
 }
@@ -284,8 +282,8 @@ pub(crate) fn plain_binary(op: twill_syntax::ast::BinOp, a: &Value, b: &Value) -
             ));
         };
         let args = vec![Some(x), Some(y)];
-        let out = if crate::reference::enabled() {
-            crate::reference::op(Op::Matmul, &args)
+        let out = if let Some(b) = crate::backend::active() {
+            (b.op)(Op::Matmul, &args)
         } else {
             twill_tensor::ops::call(Op::Matmul, args)
         };
@@ -336,10 +334,8 @@ pub(crate) fn binary_op(op: twill_syntax::ast::BinOp) -> Result<BinaryOp, String
 }
 
 fn apply_binary(op: BinaryOp, x: Operand, y: Operand) -> Result<Value, String> {
-    if crate::reference::enabled() {
-        return crate::reference::binary(op, x, y)
-            .map(tensor_value)
-            .map_err(|e| e.message);
+    if let Some(b) = crate::backend::active() {
+        return (b.binary)(op, x, y).map(tensor_value).map_err(|e| e.message);
     }
     twill_tensor::ops::binary(op, x, y)
         .map(tensor_value)

@@ -1549,6 +1549,8 @@ fn format_field(f: &Format, field: FormatField) -> Value {
         FormatField::ExpBits => Value::Int(i64::from(f.exp_bits())),
         FormatField::ManBits => Value::Int(i64::from(f.man_bits())),
         FormatField::Bias => Value::Int(i64::from(f.bias())),
+        FormatField::Subnormals => Value::Bool(f.subnormals()),
+        FormatField::Special => Value::Str(Rc::new(f.special().name().to_string())),
     }
 }
 
@@ -1743,14 +1745,14 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
                 }
                 (None, _) => return fail(span, "`arange` needs a length or a start and an end"),
             };
-            if crate::reference::enabled() {
+            if let Some(b) = crate::backend::active() {
                 let args = vec![
                     Value::F64(start),
                     Value::F64(stop),
                     Value::F64(step),
                     Value::DType(dt),
                 ];
-                crate::reference::construct("arange", args)
+                (b.construct)("arange", args)
             } else {
                 construct::arange(start, stop, step, dt)
             }
@@ -1762,14 +1764,14 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             let n = usize::try_from(n)
                 .or_else(|_| fail(span, format!("`linspace` count cannot be negative ({n})")))?;
             let dt = dtype_arg(get(3), span)?;
-            if crate::reference::enabled() {
+            if let Some(b) = crate::backend::active() {
                 let args = vec![
                     Value::F64(start),
                     Value::F64(stop),
                     Value::Int(n as i64),
                     Value::DType(dt),
                 ];
-                crate::reference::construct("linspace", args)
+                (b.construct)("linspace", args)
             } else {
                 construct::linspace(start, stop, n, dt)
             }
@@ -1779,8 +1781,8 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             let n =
                 usize::try_from(n).or_else(|_| fail(span, format!("`eye` size cannot be negative ({n})")))?;
             let dt = dtype_arg(get(1), span)?;
-            if crate::reference::enabled() {
-                crate::reference::construct("eye", vec![Value::Int(n as i64), Value::DType(dt)])
+            if let Some(b) = crate::backend::active() {
+                (b.construct)("eye", vec![Value::Int(n as i64), Value::DType(dt)])
             } else {
                 construct::eye(n, dt)
             }

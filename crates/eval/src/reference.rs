@@ -18,33 +18,41 @@
 // new kind of value is rejected until it is taught otherwise, as wanted.
 #![allow(clippy::wildcard_enum_match_arm)]
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use twill_check::hir::StructDef;
 use twill_check::Checker;
 use twill_host::{CaptureHost, Host, RealHost};
 use twill_syntax::FileId;
-use twill_tensor::ops::{Arg, BinaryOp, Op, OpError, Operand, Out};
+use twill_tensor::ops::{Arg, BinaryOp, Op, OpError, Operand, Out, Rule};
 use twill_tensor::{DType, Tensor};
 
+use crate::backend::Backend;
 use crate::interp::Interp;
 use crate::value::{StructVal, Value};
 
 thread_local! {
-    static ENABLED: Cell<bool> = const { Cell::new(false) };
     static RUNTIME: RefCell<Option<Runtime>> = const { RefCell::new(None) };
 }
+
+/// The module as a backend (`crate::backend`).
+static BACKEND: Backend = Backend {
+    op,
+    binary,
+    cast,
+    construct,
+};
 
 /// Routes this thread's tensor operations through the reference module
 /// (on) or the native kernels (off, the default).
 pub fn set_enabled(on: bool) {
-    ENABLED.with(|e| e.set(on));
+    crate::backend::install(on.then_some(&BACKEND));
 }
 
 /// Whether this thread's tensor operations run on the reference module.
 pub fn enabled() -> bool {
-    ENABLED.with(Cell::get)
+    crate::backend::active().is_some_and(|b| std::ptr::eq(b, &BACKEND))
 }
 
 /// The loaded module: its interpreter and the `Flat` struct's definition.
@@ -181,6 +189,12 @@ fn call(name: &str, op: Option<Op>, args: Vec<Value>) -> Result<Value, OpError> 
                     (Some(Value::Int(slot)), Some(Value::Str(m))) => OpError {
                         message: m.to_string(),
                         arg: usize::try_from(*slot).ok(),
+                    },
+                    // `about(param, message)`: the parameter by its name in
+                    // the registry ("" for none).
+                    (Some(Value::Str(param)), Some(Value::Str(m))) => OpError {
+                        message: m.to_string(),
+                        arg: op.and_then(|op| op.spec().params.iter().position(|p| p.name == param.as_str())),
                     },
                     _ => failure(format!("`reference.{name}` failed with a malformed error")),
                 },
@@ -319,9 +333,21 @@ fn arg_value(a: &Arg) -> Result<Value, OpError> {
     })
 }
 
+/// Whether `op` is one of the linear algebra of spec §11.4 (the registry's
+/// `Rule::Linalg` operations and `matrix_rank`), which the module does not
+/// hold — spec §16 defines it for the operations of §4.1 and §11.3 — and
+/// which therefore runs on the native kernels under `--reference` too.
+pub fn native_only(op: Op) -> bool {
+    matches!(op.spec().rule, Rule::Linalg(_)) || op == Op::MatrixRank
+}
+
 /// A registry operation on arguments bound to its slots (absent ones are
-/// `None`), run by `reference.op_NAME`.
+/// `None`), run by `reference.op_NAME` (by the native kernel for the
+/// operations of [`native_only`]).
 pub fn op(op: Op, args: &[Option<Arg>]) -> Result<Out, OpError> {
+    if native_only(op) {
+        return twill_tensor::ops::call(op, args.to_vec());
+    }
     let mut vals = Vec::with_capacity(op.spec().params.len().max(args.len()));
     for a in args {
         vals.push(match a {
@@ -383,7 +409,7 @@ pub fn cast(x: &Tensor, dt: DType) -> Result<Tensor, OpError> {
 
 /// A computed constructor (`arange`, `linspace`, `eye`) on arguments the
 /// builtin has already read, by `reference.make_NAME`.
-pub(crate) fn construct(name: &str, args: Vec<Value>) -> Result<Tensor, twill_tensor::TensorError> {
+pub fn construct(name: &str, args: Vec<Value>) -> Result<Tensor, twill_tensor::TensorError> {
     let name = format!("make_{name}");
     let out = call(&name, None, args).map_err(|e| twill_tensor::TensorError(e.message))?;
     unflat(&name, &out).map_err(|e| twill_tensor::TensorError(e.message))

@@ -35,6 +35,7 @@ macro_rules! reference_parts {
 
 reference_parts!(
     "core.tw",
+    "lab.tw",
     "elementwise.tw",
     "unary.tw",
     "reduce.tw",
