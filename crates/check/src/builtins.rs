@@ -90,6 +90,7 @@ builtins! {
         Exit = "exit", "end the program with an exit status from 0 to 255 (0 by default), after flushing output";
         Env = "env", "the value of an environment variable, an Opt[Str]";
         Chr = "chr", "the one-character Str of a code point";
+        TypeName = "type_name", "the name of a value's type as messages give it, a Str: \"Int\", \"F64\", \"Str\", \"Arr\", \"Tensor[f32]\", a struct's name, …";
         Format = "format", "a value's text by a format spec, as in an f-string: format(x, \".3f\")";
         Sorted = "sorted", "a sorted copy of an Arr, stably: sorted(a, reverse=false)";
         Progress = "progress", "the elements of an Arr, range, tensor or Dict, unchanged, with a progress bar (rate and ETA) on standard error when it is a terminal: for x in progress(it, total=none, label=\"\")";
@@ -393,6 +394,7 @@ impl Builtin {
             | Builtin::Host(HostFn::Seed)
             | Builtin::Host(HostFn::Env)
             | Builtin::Host(HostFn::Chr)
+            | Builtin::Host(HostFn::TypeName)
             | Builtin::Host(HostFn::Finfo)
             | Builtin::Host(HostFn::Iinfo) => (1, Some(1), &[]),
             Builtin::Host(HostFn::Sorted) => (1, Some(2), &["a", "reverse"]),
@@ -464,9 +466,10 @@ impl Builtin {
             Builtin::Host(HostFn::ReadText) => Ty::Res(Box::new(Ty::Str), Box::new(Ty::Str)),
             Builtin::Host(HostFn::ReadLine) => Ty::Opt(Box::new(Ty::Str)),
             Builtin::Host(HostFn::Env) => Ty::Opt(Box::new(Ty::Str)),
-            Builtin::Host(HostFn::Chr) | Builtin::Host(HostFn::Format) | Builtin::Host(HostFn::Help) => {
-                Ty::Str
-            }
+            Builtin::Host(HostFn::Chr)
+            | Builtin::Host(HostFn::Format)
+            | Builtin::Host(HostFn::Help)
+            | Builtin::Host(HostFn::TypeName) => Ty::Str,
             Builtin::Host(HostFn::FloatFormat) => Ty::Format,
             // Structs the checker registers (`info_struct`); it gives their
             // type itself.

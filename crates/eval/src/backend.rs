@@ -8,12 +8,14 @@
 
 use std::cell::Cell;
 
+use twill_tensor::index::IndexItem;
 use twill_tensor::ops::{Arg, BinaryOp, Op, OpError, Operand, Out};
 use twill_tensor::{DType, Tensor, TensorError};
 
 use crate::value::Value;
 
-/// The entry points of a backend other than the native kernels. Each
+/// The entry points of a backend other than the native kernels (what the
+/// native `Tensor` and `ops` functions do, one field each). Each
 /// takes what the native function of the same role takes and must give
 /// the same result, bit for bit, and the same error messages.
 pub struct Backend {
@@ -24,10 +26,20 @@ pub struct Backend {
     pub binary: fn(BinaryOp, Operand, Operand) -> Result<Tensor, OpError>,
     /// `x.to(dt)` (`Tensor::cast`).
     pub cast: fn(&Tensor, DType) -> Result<Tensor, OpError>,
-    /// A computed constructor by name (`arange`, `linspace`, `eye`) on
-    /// arguments the builtin has already read and checked.
+    /// A constructor by the builtin's name (`zeros`, `rand`, `tensor`, …)
+    /// on the arguments the builtin has already read and checked (shapes
+    /// as `Arr[Int]`, a host number as the rank-0 tensor of its exact
+    /// scalar).
     pub construct: fn(&str, Vec<Value>) -> Result<Tensor, TensorError>,
+    /// `x[items]` (`Tensor::index`).
+    pub index: fn(&Tensor, &[IndexItem]) -> Result<Tensor, TensorError>,
+    /// `x[items] = v` (`None`) or `x[items] op= v`
+    /// (`twill_tensor::ops::assign::assign`).
+    pub assign: AssignFn,
 }
+
+/// The signature of [`Backend::assign`].
+pub type AssignFn = fn(&mut Tensor, &[IndexItem], Operand, Option<BinaryOp>) -> Result<(), TensorError>;
 
 thread_local! {
     static ACTIVE: Cell<Option<&'static Backend>> = const { Cell::new(None) };

@@ -598,6 +598,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
         // keyword slots to `print`).
         HostFn::Print => write_values(cx, argv.into_iter(), " ", "\n", span),
         HostFn::Str => Ok(Value::str(display(&arg(0)))),
+        HostFn::TypeName => Ok(Value::str(arg(0).type_name())),
         HostFn::Args => Ok(Value::Arr(Rc::new(
             cx.host().args().iter().map(|a| Value::str(a.clone())).collect(),
         ))),
@@ -1700,6 +1701,39 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
     }
 }
 
+/// A shape as the `Arr[Int]` a backend's constructor takes.
+fn shape_value(shape: &[usize]) -> Value {
+    Value::Arr(Rc::new(shape.iter().map(|&d| Value::Int(d as i64)).collect()))
+}
+
+/// A host number's exact scalar as a rank-0 tensor of its own dtype (an
+/// Int beyond i32 is an f64 rounded to odd, `bridge::int_scalar`), so that
+/// a backend casts it to the dtype asked for as `x.to(dt)` would.
+fn scalar_tensor(s: Scalar) -> Result<Value, TensorError> {
+    construct::from_scalars(&[s], vec![], s.dtype()).map(tensor_value)
+}
+
+/// `tensor(list, dt)` of host numbers: each element's exact scalar cast
+/// once to `dt`, by the native kernels or by the backend in force.
+fn tensor_of_scalars(
+    via: Option<&'static crate::backend::Backend>,
+    scalars: &[Scalar],
+    shape: Vec<usize>,
+    dt: twill_tensor::DType,
+) -> Result<Tensor, TensorError> {
+    let Some(be) = via else {
+        return construct::from_scalars(scalars, shape, dt);
+    };
+    let items = scalars
+        .iter()
+        .map(|&s| scalar_tensor(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    (be.construct)(
+        "tensor",
+        vec![Value::Arr(Rc::new(items)), shape_value(&shape), Value::DType(dt)],
+    )
+}
+
 pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Value> {
     let name = Builtin::Make(b).name();
     let get = |i: usize| a.get(i).and_then(|v| v.as_ref());
@@ -1709,11 +1743,16 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             Ok,
         )
     };
+    // Another backend than the native kernels (the reference runtime)
+    // computes the constructors from the arguments read here.
+    let via = crate::backend::active();
     let result = match b {
         Make::Zeros | Make::Ones => {
             let shape = shape_arg(need(0, "shape")?, span)?;
             let dt = dtype_arg(get(1), span)?;
-            if b == Make::Zeros {
+            if let Some(be) = via {
+                (be.construct)(name, vec![shape_value(&shape), Value::DType(dt)])
+            } else if b == Make::Zeros {
                 Tensor::zeros(shape, dt)
             } else {
                 Tensor::full(shape, Scalar::I32(1), dt)
@@ -1722,7 +1761,13 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
         Make::Full => {
             let shape = shape_arg(need(0, "shape")?, span)?;
             let value = value_scalar(need(1, "value")?, span, "the fill value")?;
-            Tensor::full(shape, value, dtype_arg(get(2), span)?)
+            let dt = dtype_arg(get(2), span)?;
+            if let Some(be) = via {
+                let one = scalar_tensor(value).or_else(|e| terr(span, e))?;
+                (be.construct)(name, vec![shape_value(&shape), one, Value::DType(dt)])
+            } else {
+                Tensor::full(shape, value, dt)
+            }
         }
         Make::Arange => {
             // arange(n), arange(n, dt), arange(a, b), arange(a, b, step, dt)
@@ -1790,18 +1835,21 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
         Make::Tensor => {
             let dt = dtype_arg(get(1), span)?;
             match need(0, "list")? {
-                v @ (Value::Tensor(_) | Value::Tracked(_)) => v
-                    .as_tensor()
-                    .map_or_else(|| Tensor::zeros(vec![0], dt), |t| t.cast(dt)),
+                v @ (Value::Tensor(_) | Value::Tracked(_)) => match (v.as_tensor(), via) {
+                    (Some(t), Some(be)) => (be.cast)(t, dt).map_err(|e| TensorError(e.message)),
+                    (Some(t), None) => t.cast(dt),
+                    (None, _) => Tensor::zeros(vec![0], dt),
+                },
                 Value::Arr(items) => {
                     let mut scalars = Vec::with_capacity(items.len());
                     for it in items.iter() {
                         scalars.push(value_scalar(it, span, "a tensor element")?);
                     }
-                    construct::from_scalars(&scalars, vec![items.len()], dt)
+                    tensor_of_scalars(via, &scalars, vec![items.len()], dt)
                 }
                 v @ (Value::Int(_) | Value::F64(_) | Value::Bool(_)) => {
-                    construct::from_scalars(&[value_scalar(v, span, "a tensor element")?], vec![], dt)
+                    let one = value_scalar(v, span, "a tensor element")?;
+                    tensor_of_scalars(via, &[one], vec![], dt)
                 }
                 other => {
                     return fail(
@@ -1812,6 +1860,14 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             }
         }
         Make::ZerosLike | Make::OnesLike => match need(0, "x")?.as_tensor() {
+            Some(t) if via.is_some() => {
+                let maker = if b == Make::ZerosLike { "zeros" } else { "ones" };
+                let args = vec![shape_value(t.shape()), Value::DType(t.dtype())];
+                match via {
+                    Some(be) => (be.construct)(maker, args),
+                    None => Tensor::zeros(t.shape().to_vec(), t.dtype()),
+                }
+            }
             Some(t) => {
                 let v = if b == Make::ZerosLike {
                     Scalar::I32(0)
@@ -1834,7 +1890,12 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
                 Some(v) => int_arg(v, span, "the seed")?,
                 None => 0,
             };
-            if b == Make::Rand {
+            if let Some(be) = via {
+                (be.construct)(
+                    name,
+                    vec![shape_value(&shape), Value::DType(dt), Value::Int(seed)],
+                )
+            } else if b == Make::Rand {
                 construct::rand(shape, dt, seed as u64)
             } else {
                 construct::randn(shape, dt, seed as u64)
@@ -1857,11 +1918,20 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
                 }
             };
             let dt = dtype_arg(get(3), span)?;
-            let seed = int_arg(need(4, "seed")?, span, "the seed")? as u64;
-            if b == Make::Uniform {
-                construct::uniform(shape, num(1, 0.0)?, num(2, 1.0)?, dt, seed)
+            let seed = int_arg(need(4, "seed")?, span, "the seed")?;
+            if let Some(be) = via {
+                let args = vec![
+                    shape_value(&shape),
+                    Value::F64(num(1, 0.0)?),
+                    Value::F64(num(2, 1.0)?),
+                    Value::DType(dt),
+                    Value::Int(seed),
+                ];
+                (be.construct)(name, args)
+            } else if b == Make::Uniform {
+                construct::uniform(shape, num(1, 0.0)?, num(2, 1.0)?, dt, seed as u64)
             } else {
-                construct::normal(shape, num(1, 0.0)?, num(2, 1.0)?, dt, seed)
+                construct::normal(shape, num(1, 0.0)?, num(2, 1.0)?, dt, seed as u64)
             }
         }
         Make::Randint => {
@@ -1872,13 +1942,28 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
                 None => twill_tensor::DType::I32,
                 some => dtype_arg(some, span)?,
             };
-            let seed = int_arg(need(4, "seed")?, span, "the seed")? as u64;
-            construct::randint(lo, hi, shape, dt, seed)
+            let seed = int_arg(need(4, "seed")?, span, "the seed")?;
+            if let Some(be) = via {
+                let args = vec![
+                    Value::Int(lo),
+                    Value::Int(hi),
+                    shape_value(&shape),
+                    Value::DType(dt),
+                    Value::Int(seed),
+                ];
+                (be.construct)(name, args)
+            } else {
+                construct::randint(lo, hi, shape, dt, seed as u64)
+            }
         }
         Make::Permutation => {
             let n = int_arg(need(0, "n")?, span, "the count")?;
-            let seed = int_arg(need(1, "seed")?, span, "the seed")? as u64;
-            construct::permutation(n, seed)
+            let seed = int_arg(need(1, "seed")?, span, "the seed")?;
+            if let Some(be) = via {
+                (be.construct)(name, vec![Value::Int(n), Value::Int(seed)])
+            } else {
+                construct::permutation(n, seed as u64)
+            }
         }
     };
     result.map(tensor_value).or_else(|e| terr(span, e))

@@ -25,6 +25,7 @@ use twill_check::hir::StructDef;
 use twill_check::Checker;
 use twill_host::{CaptureHost, Host, RealHost};
 use twill_syntax::FileId;
+use twill_tensor::index::IndexItem;
 use twill_tensor::ops::{Arg, BinaryOp, Op, OpError, Operand, Out, Rule};
 use twill_tensor::{DType, Tensor};
 
@@ -42,6 +43,8 @@ static BACKEND: Backend = Backend {
     binary,
     cast,
     construct,
+    index,
+    assign,
 };
 
 /// Routes this thread's tensor operations through the reference module
@@ -401,16 +404,96 @@ pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, OpError> {
     unflat("binary", &out)
 }
 
-/// `x.to(dt)`, by `reference.cast`.
+/// `x.to(dt)`, by `reference.cast`. A cast to x's own dtype is a copy
+/// that changes nothing, not even a signalling NaN's quiet bit (spec §5;
+/// the module's `cast` returns its input too): a `Flat` holds widened F64
+/// elements, and widening quiets a NaN, so that copy is made here rather
+/// than through the module.
 pub fn cast(x: &Tensor, dt: DType) -> Result<Tensor, OpError> {
+    if dt == x.dtype() {
+        return Ok(x.clone());
+    }
     let out = call("cast", None, vec![flat(x)?, Value::DType(dt)])?;
     unflat("cast", &out)
 }
 
-/// A computed constructor (`arange`, `linspace`, `eye`) on arguments the
-/// builtin has already read, by `reference.make_NAME`.
+/// A constructor (`zeros ones full tensor arange linspace eye rand randn
+/// uniform normal randint permutation`) on arguments the builtin has
+/// already read, by `reference.make_NAME`.
 pub fn construct(name: &str, args: Vec<Value>) -> Result<Tensor, twill_tensor::TensorError> {
     let name = format!("make_{name}");
+    // Tensors among the arguments (a fill value, a list's elements) cross
+    // as `Flat`s.
+    let as_flat = |v: Value| -> Result<Value, OpError> {
+        Ok(match v {
+            Value::Tensor(t) => flat(&t)?,
+            Value::Arr(items) if items.iter().any(|x| matches!(x, Value::Tensor(_))) => Value::Arr(Rc::new(
+                items
+                    .iter()
+                    .map(|x| match x {
+                        Value::Tensor(t) => flat(t),
+                        other => Ok(other.clone()),
+                    })
+                    .collect::<Result<_, _>>()?,
+            )),
+            other => other,
+        })
+    };
+    let args = args
+        .into_iter()
+        .map(as_flat)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| twill_tensor::TensorError(e.message))?;
     let out = call(&name, None, args).map_err(|e| twill_tensor::TensorError(e.message))?;
     unflat(&name, &out).map_err(|e| twill_tensor::TensorError(e.message))
+}
+
+/// A subscript's items as the module takes them: an Int; a slice as the
+/// tuple (start, stop, step) of Ints or None; the Strs "None" (a new axis)
+/// and "..."; a tensor as a `Flat`.
+fn items_value(items: &[IndexItem]) -> Result<Value, OpError> {
+    let opt = |v: &Option<i64>| v.map_or(Value::None, Value::Int);
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
+        out.push(match it {
+            IndexItem::Single(i) => Value::Int(*i),
+            IndexItem::Slice(a, b, c) => Value::Tuple(Rc::new(vec![opt(a), opt(b), opt(c)])),
+            IndexItem::NewAxis => Value::Str(Rc::new("None".to_string())),
+            IndexItem::Ellipsis => Value::Str(Rc::new("...".to_string())),
+            IndexItem::Tensor(t) => flat(t)?,
+        });
+    }
+    Ok(Value::Arr(Rc::new(out)))
+}
+
+/// `x[items]` (spec §11.1), by `reference.index`.
+pub fn index(x: &Tensor, items: &[IndexItem]) -> Result<Tensor, twill_tensor::TensorError> {
+    let t = |e: OpError| twill_tensor::TensorError(e.message);
+    let out = call(
+        "index",
+        None,
+        vec![flat(x).map_err(t)?, items_value(items).map_err(t)?],
+    )
+    .map_err(t)?;
+    unflat("index", &out).map_err(t)
+}
+
+/// `x[items] = v` or `x[items] op= v` (spec §11.2), by `reference.assign`,
+/// which answers the new x.
+pub fn assign(
+    x: &mut Tensor,
+    items: &[IndexItem],
+    v: Operand,
+    op: Option<BinaryOp>,
+) -> Result<(), twill_tensor::TensorError> {
+    let t = |e: OpError| twill_tensor::TensorError(e.message);
+    let args = vec![
+        flat(x).map_err(t)?,
+        items_value(items).map_err(t)?,
+        operand_value(&v).map_err(t)?,
+        Value::Str(Rc::new(op.map_or_else(String::new, operator_name))),
+    ];
+    let out = call("assign", None, args).map_err(t)?;
+    *x = unflat("assign", &out).map_err(t)?;
+    Ok(())
 }

@@ -40,6 +40,7 @@ reference_parts!(
     "unary.tw",
     "reduce.tw",
     "shape.tw",
+    "index.tw",
     "order.tw",
     "contract.tw",
     "construct.tw",

@@ -422,7 +422,11 @@ pub(crate) fn index(x: &Value, items: &[IndexItem]) -> Result<Value, String> {
     match level(x) {
         None => {
             let t = base(x).ok_or("only a tensor can be indexed here")?;
-            t.index(items).map(tensor_value).map_err(|e| e.0)
+            let out = match crate::backend::active() {
+                Some(b) => (b.index)(t, items),
+                None => t.index(items),
+            };
+            out.map(tensor_value).map_err(|e| e.0)
         }
         Some(lv) => through(x, lv, AdOp::Index(items.to_vec()), &[], |p| index(p, items)),
     }
@@ -457,7 +461,11 @@ pub(crate) fn assign(x: &Value, items: &[IndexItem], v: &Value, op: Option<BinOp
     let Some(lv) = max_level([x, v]) else {
         let mut t = plain_tensor(x, "assignment into a subscript")?;
         let bop = op.map(crate::bridge::binary_op).transpose()?;
-        twill_tensor::ops::assign::assign(&mut t, items, operand(v)?, bop).map_err(|e| e.0)?;
+        match crate::backend::active() {
+            Some(b) => (b.assign)(&mut t, items, operand(v)?, bop),
+            None => twill_tensor::ops::assign::assign(&mut t, items, operand(v)?, bop),
+        }
+        .map_err(|e| e.0)?;
         return Ok(tensor_value(t));
     };
     let t = plain_tensor(x, "assignment into a subscript")?;
