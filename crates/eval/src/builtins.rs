@@ -1790,7 +1790,7 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
                 }
                 (None, _) => return fail(span, "`arange` needs a length or a start and an end"),
             };
-            if let Some(b) = crate::backend::active() {
+            if let Some(b) = via {
                 let args = vec![
                     Value::F64(start),
                     Value::F64(stop),
@@ -1809,7 +1809,7 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             let n = usize::try_from(n)
                 .or_else(|_| fail(span, format!("`linspace` count cannot be negative ({n})")))?;
             let dt = dtype_arg(get(3), span)?;
-            if let Some(b) = crate::backend::active() {
+            if let Some(b) = via {
                 let args = vec![
                     Value::F64(start),
                     Value::F64(stop),
@@ -1826,7 +1826,7 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             let n =
                 usize::try_from(n).or_else(|_| fail(span, format!("`eye` size cannot be negative ({n})")))?;
             let dt = dtype_arg(get(1), span)?;
-            if let Some(b) = crate::backend::active() {
+            if let Some(b) = via {
                 (b.construct)("eye", vec![Value::Int(n as i64), Value::DType(dt)])
             } else {
                 construct::eye(n, dt)
@@ -1860,21 +1860,19 @@ pub(crate) fn tensor_builtin(b: Make, a: Vec<Option<Value>>, span: Span) -> R<Va
             }
         }
         Make::ZerosLike | Make::OnesLike => match need(0, "x")?.as_tensor() {
-            Some(t) if via.is_some() => {
-                let maker = if b == Make::ZerosLike { "zeros" } else { "ones" };
-                let args = vec![shape_value(t.shape()), Value::DType(t.dtype())];
-                match via {
-                    Some(be) => (be.construct)(maker, args),
-                    None => Tensor::zeros(t.shape().to_vec(), t.dtype()),
-                }
-            }
             Some(t) => {
-                let v = if b == Make::ZerosLike {
-                    Scalar::I32(0)
-                } else {
-                    Scalar::I32(1)
-                };
-                Tensor::full(t.shape().to_vec(), v, t.dtype())
+                let zeros = b == Make::ZerosLike;
+                match via {
+                    Some(be) => (be.construct)(
+                        if zeros { "zeros" } else { "ones" },
+                        vec![shape_value(t.shape()), Value::DType(t.dtype())],
+                    ),
+                    None => Tensor::full(
+                        t.shape().to_vec(),
+                        Scalar::I32(if zeros { 0 } else { 1 }),
+                        t.dtype(),
+                    ),
+                }
             }
             None => {
                 return fail(
