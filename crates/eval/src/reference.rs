@@ -1,8 +1,10 @@
 //! The self-hosted reference runtime as a backend (spec §16): with it on
-//! (`twill run --reference`, [`set_enabled`]), every registry operation,
-//! operator and cast that the bridge would hand to a native kernel runs
-//! instead through the `reference` module (`stdlib/reference/`), which
-//! computes it in twill over a flat `Arr[F64]` and rounds with `float`.
+//! (`twill run --reference`, [`set_enabled`], which installs it in
+//! `crate::backend`), every registry operation but the linear algebra of
+//! §11.4, every operator, cast, constructor, tensor literal, subscript and
+//! assignment into a tensor that would run on a native kernel runs instead
+//! through the `reference` module (`stdlib/reference/`), which computes it
+//! in twill over a flat `Arr[F64]` and rounds with `float`.
 //!
 //! The module runs in an interpreter of its own, one per thread, loaded on
 //! first use: the program's globals, random generator and output are not
