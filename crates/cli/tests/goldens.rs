@@ -128,46 +128,48 @@ enum Exclusion {
     Pending,
 }
 
-/// Whether testdata/reference_pending.txt excludes the golden `rel` (its
-/// path below testdata/), and how. Every listed line must give a reason.
-fn reference_exclusion(rel: &str) -> Option<Exclusion> {
-    let text = std::fs::read_to_string(workspace_root().join("testdata/reference_pending.txt"))
-        .expect("testdata/reference_pending.txt is readable");
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let mut words = line.split_whitespace();
-        let kind = match words.next() {
-            Some("size") => Exclusion::Size,
-            Some("golden") => Exclusion::Pending,
-            _ => continue,
-        };
-        if words.next() == Some(rel) {
+/// The goldens testdata/reference_pending.txt excludes (`size PATH why`
+/// and `golden PATH why`), read once; every line must give a reason.
+fn reference_exclusions() -> &'static [(Exclusion, String)] {
+    static LIST: std::sync::OnceLock<Vec<(Exclusion, String)>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        let text = std::fs::read_to_string(workspace_root().join("testdata/reference_pending.txt"))
+            .expect("testdata/reference_pending.txt is readable");
+        let mut out = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let mut words = line.split_whitespace();
+            let kind = match words.next() {
+                Some("size") => Exclusion::Size,
+                Some("golden") => Exclusion::Pending,
+                _ => continue,
+            };
+            let rel = words.next().unwrap_or("").to_string();
             assert!(
                 words.next().is_some(),
                 "reference_pending.txt gives no reason for {rel}"
             );
-            return Some(kind);
+            out.push((kind, rel));
         }
-    }
-    None
+        out
+    })
+}
+
+/// Whether testdata/reference_pending.txt excludes the golden `rel` (its
+/// path below testdata/), and how.
+fn reference_exclusion(rel: &str) -> Option<&'static Exclusion> {
+    reference_exclusions()
+        .iter()
+        .find(|(_, r)| r == rel)
+        .map(|(kind, _)| kind)
 }
 
 #[test]
 fn every_reference_exclusion_names_a_golden() {
-    let text = std::fs::read_to_string(workspace_root().join("testdata/reference_pending.txt"))
-        .expect("testdata/reference_pending.txt is readable");
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let mut words = line.split_whitespace();
-        if matches!(words.next(), Some("size" | "golden")) {
-            let rel = words.next().unwrap_or("");
-            assert!(
-                PROGRAMS.iter().any(|(_, r)| *r == rel),
-                "reference_pending.txt names {rel:?}, which is no golden program"
-            );
-            assert!(
-                words.next().is_some(),
-                "reference_pending.txt gives no reason for {rel}"
-            );
-        }
+    for (_, rel) in reference_exclusions() {
+        assert!(
+            PROGRAMS.iter().any(|(_, r)| r == rel),
+            "reference_pending.txt names {rel:?}, which is no golden program"
+        );
     }
 }
 

@@ -1702,7 +1702,7 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
 }
 
 /// A shape as the `Arr[Int]` a backend's constructor takes.
-fn shape_value(shape: &[usize]) -> Value {
+pub(crate) fn shape_value(shape: &[usize]) -> Value {
     Value::Arr(Rc::new(shape.iter().map(|&d| Value::Int(d as i64)).collect()))
 }
 

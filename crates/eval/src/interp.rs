@@ -1782,10 +1782,13 @@ fn list_value(lit: Lit, span: Span) -> R<Value> {
         let t = if let Some(be) = crate::backend::active() {
             // Another backend (the reference runtime) makes it from the
             // leaves as they are.
-            let dims = Value::Arr(Rc::new(shape.iter().map(|&d| Value::Int(d as i64)).collect()));
             (be.construct)(
                 "literal",
-                vec![Value::Arr(Rc::new(leaves)), dims, Value::Bool(all_bools)],
+                vec![
+                    Value::Arr(Rc::new(leaves)),
+                    crate::builtins::shape_value(&shape),
+                    Value::Bool(all_bools),
+                ],
             )
         } else if all_bools {
             let v: Vec<bool> = leaves.iter().map(|v| matches!(v, Value::Bool(true))).collect();

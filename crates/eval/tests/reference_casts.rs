@@ -32,6 +32,17 @@ fn lines(name: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The columns of a vector file whose fields are all hex bit patterns,
+/// and its number of lines.
+fn columns(name: &str) -> (Vec<Vec<u64>>, usize) {
+    let v = lines(name);
+    let width = v.first().map_or(0, Vec::len);
+    let cols = (0..width)
+        .map(|i| v.iter().map(|f| hex(&f[i])).collect())
+        .collect();
+    (cols, v.len())
+}
+
 fn hex(s: &str) -> u64 {
     u64::from_str_radix(s, 16).unwrap_or_else(|e| panic!("bad hex {s:?}: {e}"))
 }
@@ -76,43 +87,26 @@ fn assert_none(failures: Vec<String>, checked: usize, at_least: usize) {
 #[test]
 fn narrowing_through_the_module_matches_the_vectors() {
     twill_eval::reference::set_enabled(true);
-    let v = lines("casts_narrow.txt");
-    let col = |i: usize| v.iter().map(|f| hex(&f[i])).collect::<Vec<u64>>();
-    let src = col(0);
+    let (c, n64) = columns("casts_narrow.txt");
     let mut failures = Vec::new();
-    failures.extend(check("casts_narrow", DType::F64, &src, DType::Bf16, &col(1)));
-    failures.extend(check("casts_narrow", DType::F64, &src, DType::F16, &col(2)));
-    failures.extend(check("casts_narrow", DType::F64, &src, DType::F32, &col(3)));
-    let w = lines("casts_narrow_f32.txt");
-    let col32 = |i: usize| w.iter().map(|f| hex(&f[i])).collect::<Vec<u64>>();
-    let src32 = col32(0);
-    failures.extend(check(
-        "casts_narrow_f32",
-        DType::F32,
-        &src32,
-        DType::Bf16,
-        &col32(1),
-    ));
-    failures.extend(check(
-        "casts_narrow_f32",
-        DType::F32,
-        &src32,
-        DType::F16,
-        &col32(2),
-    ));
-    assert_none(failures, v.len() + w.len(), 210_000);
+    for (dst, want) in [(DType::Bf16, &c[1]), (DType::F16, &c[2]), (DType::F32, &c[3])] {
+        failures.extend(check("casts_narrow", DType::F64, &c[0], dst, want));
+    }
+    let (c, n32) = columns("casts_narrow_f32.txt");
+    for (dst, want) in [(DType::Bf16, &c[1]), (DType::F16, &c[2])] {
+        failures.extend(check("casts_narrow_f32", DType::F32, &c[0], dst, want));
+    }
+    assert_none(failures, n64 + n32, 210_000);
 }
 
 /// Every bf16 and f16 pattern widened exactly to f64 (casts_widen.txt).
 #[test]
 fn widening_through_the_module_matches_the_vectors() {
     twill_eval::reference::set_enabled(true);
-    let v = lines("casts_widen.txt");
-    let col = |i: usize| v.iter().map(|f| hex(&f[i])).collect::<Vec<u64>>();
-    let patterns = col(0);
-    let mut failures = check("casts_widen", DType::Bf16, &patterns, DType::F64, &col(1));
-    failures.extend(check("casts_widen", DType::F16, &patterns, DType::F64, &col(2)));
-    assert_none(failures, v.len(), 65_536);
+    let (c, n) = columns("casts_widen.txt");
+    let mut failures = check("casts_widen", DType::Bf16, &c[0], DType::F64, &c[1]);
+    failures.extend(check("casts_widen", DType::F16, &c[0], DType::F64, &c[2]));
+    assert_none(failures, n, 65_536);
 }
 
 /// Every ordered pair of the seven dtypes (casts_scalar.txt): the values
