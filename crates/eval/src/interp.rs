@@ -38,6 +38,18 @@ use crate::value::{Closure, DictKey, IndexKey, StructVal, Value};
 /// overflow instead of crashing the process.
 const STACK_RESERVE: usize = 512 * 1024;
 
+/// The address below which a call reports a stack overflow: the native
+/// stack's limit on this thread plus [`STACK_RESERVE`] (0 where the limit
+/// is unknown). Computed once, when the interpreter is made: it cannot
+/// leave its thread (it holds `Rc`s), and nothing here switches stacks, so
+/// a call compares the address of one of its locals with it instead of
+/// asking `stacker` for the thread's limit on every call.
+fn stack_floor() -> usize {
+    let here = 0u8;
+    let sp = std::ptr::addr_of!(here) as usize;
+    stacker::remaining_stack().map_or(0, |r| sp.saturating_sub(r).saturating_add(STACK_RESERVE))
+}
+
 /// Deepest call nesting allowed. Spec §7 asks for at least 10,000 and the
 /// project promises 100,000; the cap keeps runaway recursion from touching
 /// gigabytes of stack before it is reported.
@@ -61,6 +73,8 @@ pub struct Interp {
     /// Everything outside: files, output, arguments, the clock.
     pub(crate) host: Box<dyn Host>,
     pub(crate) depth: usize,
+    /// The lowest address a call's frame may have (see [`stack_floor`]).
+    stack_floor: usize,
     /// Whether functions run compiled (`code`) or on the tree walker.
     compiled: bool,
     /// Each function compiled so far, with the function (kept alive, so
@@ -122,6 +136,7 @@ impl Interp {
             stack: Vec::with_capacity(1024),
             host,
             depth: 0,
+            stack_floor: stack_floor(),
             compiled: true,
             codes: Vec::new(),
             code_index: HashMap::new(),
@@ -187,14 +202,16 @@ impl Interp {
             .compiled
             .then(|| code::compile(&m.main.body, m.main.num_locals));
         let size = code.as_ref().map_or(m.main.num_locals, |c| c.frame);
-        self.stack.resize(base + size as usize, Value::Unit);
+        // The frame, then a slot for the compiled body's value.
+        let out = base + size as usize;
+        self.stack.resize(out + 1, Value::Unit);
         let frame = Frame {
             base,
             captures: &[],
             this: None,
         };
         let r = match &code {
-            Some(c) => self.run_code(c, frame),
+            Some(c) => self.run_code(c, frame, out).map(|()| take(&mut self.stack[out])),
             None => self.eval(&m.main.body, frame),
         };
         self.stack.truncate(base);
@@ -618,12 +635,13 @@ impl Interp {
         span: Span,
     ) -> R<Value> {
         let c = callee_of(callee, args.len(), span)?;
-        let base = self.stack.len();
+        let out = self.stack.len();
+        self.stack.push(Value::Unit);
         for a in args {
             match self.operand(a, f) {
                 Ok(v) => self.stack.push(v),
                 Err(e) => {
-                    self.stack.truncate(base);
+                    self.stack.truncate(out);
                     return Err(e);
                 }
             }
@@ -631,7 +649,7 @@ impl Interp {
         for _ in args.len()..c.func.params.len() {
             self.stack.push(Value::Undefined);
         }
-        self.enter(c, base, base, span)
+        self.enter_pushed(c, out, span)
     }
 
     /// A call with keyword arguments (spec §10.5): the arguments are
@@ -692,9 +710,10 @@ impl Interp {
             );
         }
         let c = c.clone();
-        let base = self.stack.len();
+        let out = self.stack.len();
+        self.stack.push(Value::Unit);
         self.stack.extend(args);
-        self.enter(&c, base, base, span)
+        self.enter_pushed(&c, out, span)
     }
 
     /// Fills a missing argument with its default (the prologue of a
@@ -724,13 +743,14 @@ impl Interp {
     /// builtins that take functions).
     pub(crate) fn call_with(&mut self, callee: &Value, args: Vec<Value>, span: Span) -> R<Value> {
         let c = callee_of(callee, args.len(), span)?;
-        let base = self.stack.len();
+        let out = self.stack.len();
+        self.stack.push(Value::Unit);
         let n = args.len();
         self.stack.extend(args);
         for _ in n..c.func.params.len() {
             self.stack.push(Value::Undefined);
         }
-        self.enter(c, base, base, span)
+        self.enter_pushed(c, out, span)
     }
 
     /// Runs a closure whose arguments are on the stack from `base`; the
@@ -739,12 +759,13 @@ impl Interp {
     /// the callee in the caller's register window (its arguments are the
     /// caller's last live registers, and its frame starts at the first of
     /// them), with `keep` the caller's stack length.
-    fn enter(&mut self, c: &Rc<Closure>, base: usize, keep: usize, span: Span) -> R<Value> {
+    fn enter(&mut self, c: &Rc<Closure>, base: usize, keep: usize, span: Span, out: usize) -> R<()> {
         if crate::interrupt::take() {
             self.stack.truncate(keep);
             return fail_as(ErrorKind::Interrupted, span, "interrupted");
         }
-        if self.depth >= MAX_CALL_DEPTH || stacker::remaining_stack().is_some_and(|r| r < STACK_RESERVE) {
+        let here = 0u8;
+        if self.depth >= MAX_CALL_DEPTH || (std::ptr::addr_of!(here) as usize) < self.stack_floor {
             self.stack.truncate(keep);
             return Err(Box::new(Ctrl::Error(RuntimeError {
                 kind: ErrorKind::StackOverflow,
@@ -803,40 +824,50 @@ impl Interp {
             this: Some(c),
         };
         let r = match &code {
-            Some(k) => self.run_code(k, frame),
-            None => self.eval(&func.body, frame),
+            Some(k) => self.run_code(k, frame, out),
+            None => self.eval(&func.body, frame).map(|v| store(&mut self.stack[out], v)),
         };
         self.depth -= 1;
         self.stack.truncate(keep);
-        let v = match r {
-            Ok(v) => v,
-            Err(mut c) => {
-                if let Ctrl::Error(e) = &mut *c {
-                    // The call stack (spec §10.9), innermost call first.
-                    e.frames.push((func.name.clone(), span));
-                }
-                if !matches!(*c, Ctrl::Return(_)) {
-                    return Err(c);
-                }
-                match *c {
-                    Ctrl::Return(v) => v,
-                    Ctrl::Break | Ctrl::Continue | Ctrl::Error(_) => Value::Unit,
+        if let Err(mut c) = r {
+            if let Ctrl::Error(e) = &mut *c {
+                // The call stack (spec §10.9), innermost call first.
+                e.frames.push((func.name.clone(), span));
+            }
+            match *c {
+                Ctrl::Return(v) => store(&mut self.stack[out], v),
+                other => return Err(Box::new(other)),
+            }
+        }
+        match &func.ret {
+            Some(rt) if !already_conforms(&self.stack[out], rt) => {
+                let v = take(&mut self.stack[out]);
+                match conform(v, rt) {
+                    Ok(v) => {
+                        store(&mut self.stack[out], v);
+                        Ok(())
+                    }
+                    Err((want, got)) => fail(
+                        span,
+                        format!(
+                            "`{}` returned a `{got}` but is declared to return `{want}`",
+                            func.name
+                        ),
+                    ),
                 }
             }
-        };
-        match &func.ret {
-            Some(rt) if already_conforms(&v, rt) => Ok(v),
-            Some(rt) => conform(v, rt).or_else(|(want, got)| {
-                fail(
-                    span,
-                    format!(
-                        "`{}` returned a `{got}` but is declared to return `{want}`",
-                        func.name
-                    ),
-                )
-            }),
-            None => Ok(v),
+            _ => Ok(()),
         }
+    }
+
+    /// Calls `c` with its arguments pushed on the stack from `out + 1`,
+    /// above a slot at `out` pushed for its result; the stack is `out`
+    /// long again afterwards.
+    fn enter_pushed(&mut self, c: &Rc<Closure>, out: usize, span: Span) -> R<Value> {
+        let r = self.enter(c, out + 1, out + 1, span, out);
+        let v = take(&mut self.stack[out]);
+        self.stack.truncate(out);
+        r.map(|()| v)
     }
 
     /// The compiled body of `c`'s function under the compiled engine:
@@ -865,7 +896,7 @@ impl Interp {
 
     /// Runs compiled code in the frame `f` (see `code` for the design):
     /// the value of the body, or the error or control flow that ends it.
-    fn run_code(&mut self, code: &Code, f: Frame) -> R<Value> {
+    fn run_code(&mut self, code: &Code, f: Frame, out: usize) -> R<()> {
         let base = f.base;
         let span = |i: u32| code.spans.get(i as usize).copied().unwrap_or_default();
         let mut pc = 0usize;
@@ -1107,16 +1138,14 @@ impl Interp {
                             }
                         }
                         let keep = self.stack.len();
-                        let v = self.enter(&c, at, keep, span(s))?;
-                        store(&mut self.stack[base + dst as usize], v);
+                        self.enter(&c, at, keep, span(s), base + dst as usize)?;
                         continue;
                     }
                     let c = c.clone();
                     // The arguments are the last live registers: the
                     // callee's frame starts at the first of them.
                     let keep = self.stack.len();
-                    let v = self.enter(&c, base + args as usize, keep, span(s))?;
-                    store(&mut self.stack[base + dst as usize], v);
+                    self.enter(&c, base + args as usize, keep, span(s), base + dst as usize)?;
                 }
                 Op::Eval { dst, e, brk, cont } => {
                     let Some(&e) = code.exprs.get(e as usize) else {
@@ -1429,10 +1458,15 @@ impl Interp {
                     let v = take(&mut self.stack[base + src as usize]);
                     self.assign_keys(root, &keys, op, v, span(s), None, Span::default(), f)?;
                 }
-                Op::Return { src } => return Ok(take(&mut self.stack[base + src as usize])),
+                Op::Return { src } => {
+                    let v = take(&mut self.stack[base + src as usize]);
+                    store(&mut self.stack[out], v);
+                    return Ok(());
+                }
             }
         }
-        Ok(Value::Unit)
+        store(&mut self.stack[out], Value::Unit);
+        Ok(())
     }
 
     // ------------------------------------------------------------- loops
