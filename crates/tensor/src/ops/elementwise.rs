@@ -1612,6 +1612,35 @@ impl Unary {
 }
 
 pub(crate) fn unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
+    if worth_a_table(u, x.dtype()) {
+        if let Some(t) = super::lookup::apply(u as u32, x, |d| unary_direct(u, d))? {
+            return Ok(t);
+        }
+    }
+    unary_direct(u, x)
+}
+
+/// Whether `u` of a large `dt` tensor is read from a table of its results
+/// on every element (`lookup`; measured on 1e7 elements in
+/// docs/performance.md): every function computed in f64 (the
+/// transcendentals, whose f32 result an i8 or bool input gets too) and the
+/// roundings; for f16, whose elements the kernels convert one by one,
+/// everything but `neg` and `abs` (a sign-bit operation each). bf16's
+/// other kernels work on its bits or through f32 and are faster than a
+/// table read, and so is bf16's `sqrt`.
+fn worth_a_table(u: Unary, dt: DType) -> bool {
+    let rounding = matches!(u, Unary::Floor | Unary::Ceil | Unary::Round | Unary::Trunc);
+    match dt {
+        DType::F16 => !matches!(u, Unary::Neg | Unary::Abs),
+        DType::Bf16 => (u.transcendental().is_some() && u != Unary::Sqrt) || rounding,
+        DType::I8 | DType::Bool => u.transcendental().is_some(),
+        DType::I32 | DType::F32 | DType::F64 => false,
+    }
+}
+
+/// `u(x)` by its kernel, element by element (`unary` reads a large narrow
+/// tensor's result from a table of this function's results instead).
+fn unary_direct(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
     if let Some(f) = u.transcendental() {
         let dt = float_result(x.dtype());
         let x = x.cast(dt)?;
@@ -1646,6 +1675,14 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
         (Unary::Exp, DType::F16) => fast_map::<fast::Exp, f16>(x),
         (Unary::Sigmoid, DType::F16) => fast_map::<fast::Sigmoid, f16>(x),
         (Unary::Tanh, DType::F16) => fast_map::<fast::Tanh, f16>(x),
+        (Unary::Log, DType::F32) => fast_map::<fast::Log, f32>(x),
+        (Unary::Log2, DType::F32) => fast_map::<fast::Log2, f32>(x),
+        (Unary::Log10, DType::F32) => fast_map::<fast::Log10, f32>(x),
+        (Unary::Log1p, DType::F32) => fast_map::<fast::Log1p, f32>(x),
+        (Unary::Expm1, DType::F32) => fast_map::<fast::Expm1, f32>(x),
+        (Unary::Exp2, DType::F32) => fast_map::<fast::Exp2, f32>(x),
+        (Unary::Sinh, DType::F32) => fast_map::<fast::Sinh, f32>(x),
+        (Unary::Cosh, DType::F32) => fast_map::<fast::Cosh, f32>(x),
         _ => map1(x, move |a: T| T::round(f(a.wide()))),
     }
 }
@@ -1897,8 +1934,9 @@ mod fast {
         p * scale
     }
 
-    /// e^r - 1 for 0 ≤ r ≤ 88: its own series below 0.35, where e^r - 1
-    /// would cancel, and e^r - 1 above (cancellation at most 3.4×).
+    /// e^r - 1 for -87 ≤ r ≤ 88: its own series where |r| < 0.35, where
+    /// e^r - 1 would cancel, and e^r - 1 elsewhere (cancellation at most
+    /// 3.4×).
     #[inline(always)]
     fn expm1_approx<const FMA: bool>(r: f64) -> f64 {
         let mut q = C[0];
@@ -1907,11 +1945,46 @@ mod fast {
         }
         let series = q * r;
         let big = exp_approx::<FMA>(r) - 1.0;
-        if r < 0.35 {
+        if r.abs() < 0.35 {
             series
         } else {
             big
         }
+    }
+
+    /// atanh(s) / s - 1 = z/3 + z²/5 + … + z¹¹/23 with z = s², for
+    /// |s| ≤ 0.172 (truncation below 2^-60 of the whole).
+    #[inline(always)]
+    fn atanh_tail<const FMA: bool>(z: f64) -> f64 {
+        let mut p = 1.0 / 23.0;
+        for d in [21.0, 19.0, 17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0] {
+            p = madd::<FMA>(p, z, 1.0 / d);
+        }
+        p * z
+    }
+
+    /// (k, ln m) with x = 2^k m and √½ ≤ m < √2, for a positive normal
+    /// f64 x: ln m = 2 atanh(s), s = (m - 1)/(m + 1), |s| ≤ 0.172 (m - 1
+    /// is exact; the relative error of ln m is a few ulps).
+    #[inline(always)]
+    fn log_parts<const FMA: bool>(x: f64) -> (f64, f64) {
+        let bits = x.to_bits();
+        let e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+        let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+        let big = m > std::f64::consts::SQRT_2;
+        let m = if big { m * 0.5 } else { m };
+        let k = (e + i64::from(big)) as f64;
+        let s = (m - 1.0) / (m + 1.0);
+        let t = atanh_tail::<FMA>(s * s);
+        (k, madd::<FMA>(2.0 * s, t, 2.0 * s))
+    }
+
+    /// ln x for a positive normal f64 x: k ln 2 + ln m, with ln 2 in two
+    /// parts (k · LN2_HI is exact); the sum cancels at most twofold.
+    #[inline(always)]
+    fn log_approx<const FMA: bool>(x: f64) -> f64 {
+        let (k, lm) = log_parts::<FMA>(x);
+        madd::<FMA>(k, LN2_HI, madd::<FMA>(k, LN2_LO, lm))
     }
 
     /// One function with a fast approximation.
@@ -1981,6 +2054,166 @@ mod fast {
         }
         fn reference(x: f64) -> f64 {
             math::tanh(x)
+        }
+    }
+
+    pub(super) struct Log;
+    pub(super) struct Log2;
+    pub(super) struct Log10;
+    pub(super) struct Log1p;
+    pub(super) struct Expm1;
+    pub(super) struct Exp2;
+    pub(super) struct Sinh;
+    pub(super) struct Cosh;
+
+    /// A positive finite x other than 1: the logarithms' result is then a
+    /// normal number of every format here (ln x, |ln x| ≥ 2^-25 for an f32
+    /// x ≠ 1, and below 745 in magnitude); an f32 input is a normal f64.
+    #[inline(always)]
+    fn log_domain(x: f64) -> bool {
+        x > 0.0 && x < f64::INFINITY && x != 1.0
+    }
+
+    impl Approx for Log {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            log_domain(x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            log_approx::<FMA>(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::log(x)
+        }
+    }
+
+    impl Approx for Log2 {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            log_domain(x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // k + ln m · log2(e): exact for a power of two (ln m = 0).
+            let (k, lm) = log_parts::<FMA>(x);
+            madd::<FMA>(lm, std::f64::consts::LOG2_E, k)
+        }
+        fn reference(x: f64) -> f64 {
+            math::log2(x)
+        }
+    }
+
+    impl Approx for Log10 {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            log_domain(x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            let (k, lm) = log_parts::<FMA>(x);
+            madd::<FMA>(k, std::f64::consts::LOG10_2, lm * std::f64::consts::LOG10_E)
+        }
+        fn reference(x: f64) -> f64 {
+            math::log10(x)
+        }
+    }
+
+    impl Approx for Log1p {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            // Above -1 and finite; at least f32's smallest normal in
+            // magnitude, so the result (about x) is normal. 1 + x is exact
+            // for an f32 x of magnitude 2^-29 or more.
+            x > -1.0 && x < f64::INFINITY && x.abs() >= 1.1754943508222875e-38
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // ln(1 + x), 1 + x exact, where |x| ≥ 2^-29; the series
+            // x - x²/2 + x³/3 - x⁴/4 below (the next term under 2^-116 x).
+            let series = x * madd::<FMA>(madd::<FMA>(madd::<FMA>(x, -0.25, 1.0 / 3.0), x, -0.5), x, 1.0);
+            let logged = log_approx::<FMA>(1.0 + x);
+            if x.abs() < 1.862645149230957e-9 {
+                series
+            } else {
+                logged
+            }
+        }
+        fn reference(x: f64) -> f64 {
+            math::log1p(x)
+        }
+    }
+
+    impl Approx for Expm1 {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            // At least f32's smallest normal in magnitude (the result is
+            // about x), and e^x below f32's largest.
+            (-87.0..=88.0).contains(&x) && x.abs() >= 1.1754943508222875e-38
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            expm1_approx::<FMA>(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::expm1(x)
+        }
+    }
+
+    impl Approx for Exp2 {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            // 2^-125 and 2^126 are normal f32s.
+            (-125.0..=126.0).contains(&x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // e^(x ln 2): the product's rounding moves the result by at
+            // most 88 · 2^-53 relative, about 90 ulps.
+            exp_approx::<FMA>(x * std::f64::consts::LN_2)
+        }
+        fn reference(x: f64) -> f64 {
+            math::exp2(x)
+        }
+    }
+
+    impl Approx for Sinh {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            (1e-30..=88.0).contains(&x.abs())
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // sinh |x| = (t + t / (t + 1)) / 2 with t = e^|x| - 1: no
+            // cancellation.
+            let t = expm1_approx::<FMA>(x.abs());
+            (0.5 * (t + t / (t + 1.0))).copysign(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::sinh(x)
+        }
+    }
+
+    impl Approx for Cosh {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            x.abs() <= 88.0
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            let e = exp_approx::<FMA>(x.abs());
+            0.5 * (e + 1.0 / e)
+        }
+        fn reference(x: f64) -> f64 {
+            math::cosh(x)
         }
     }
 
@@ -2214,6 +2447,31 @@ mod tests {
         check_fast::<fast::Exp, f32, f32>(&xs);
         check_fast::<fast::Sigmoid, f32, f32>(&xs);
         check_fast::<fast::Tanh, f32, f32>(&xs);
+        check_fast::<fast::Expm1, f32, f32>(&xs);
+        check_fast::<fast::Exp2, f32, f32>(&xs);
+        check_fast::<fast::Sinh, f32, f32>(&xs);
+        check_fast::<fast::Cosh, f32, f32>(&xs);
+        // The logarithms over every magnitude: every 97th positive f32
+        // pattern, the neighbours of 1 and the specials.
+        let mut ls: Vec<f32> = (0..=0x7f80_0000u32).step_by(97).map(f32::from_bits).collect();
+        ls.extend((-64..=64).map(|d: i32| f32::from_bits(1.0f32.to_bits().wrapping_add_signed(d))));
+        ls.extend([
+            0.0,
+            -0.0,
+            -1.0,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            1e-45,
+        ]);
+        check_fast::<fast::Log, f32, f32>(&ls);
+        check_fast::<fast::Log2, f32, f32>(&ls);
+        check_fast::<fast::Log10, f32, f32>(&ls);
+        // log1p from just above -1 to the largest f32.
+        let mut l1: Vec<f32> = ls.iter().map(|x| x - 1.0).collect();
+        l1.extend(xs.iter().copied());
+        check_fast::<fast::Log1p, f32, f32>(&l1);
         for (i, chunk) in xs.chunks(4096).enumerate() {
             // A sample of the f32 sweep is plenty for the bf16 rounding.
             if i % 8 == 0 {
@@ -2257,6 +2515,14 @@ mod tests {
         assert_eq!(all::<fast::Exp>(), 0, "exp");
         assert_eq!(all::<fast::Sigmoid>(), 0, "sigmoid");
         assert_eq!(all::<fast::Tanh>(), 0, "tanh");
+        assert_eq!(all::<fast::Log>(), 0, "log");
+        assert_eq!(all::<fast::Log2>(), 0, "log2");
+        assert_eq!(all::<fast::Log10>(), 0, "log10");
+        assert_eq!(all::<fast::Log1p>(), 0, "log1p");
+        assert_eq!(all::<fast::Expm1>(), 0, "expm1");
+        assert_eq!(all::<fast::Exp2>(), 0, "exp2");
+        assert_eq!(all::<fast::Sinh>(), 0, "sinh");
+        assert_eq!(all::<fast::Cosh>(), 0, "cosh");
     }
 
     /// bf16 `+ - * /` through f32 against the f64 path: every bf16 value
@@ -2362,6 +2628,66 @@ mod tests {
         assert!(s < fast::Sigmoid::MARGIN / 4, "sigmoid: {s} ulps");
         assert!(t < fast::Tanh::MARGIN / 4, "tanh: {t} ulps");
         eprintln!("worst distances in f64 ulps: exp {e}, sigmoid {s}, tanh {t}");
+        // The logarithms on a logarithmic sweep of every magnitude (a
+        // linear one would miss the small ones), and near 1, where ln
+        // itself is small.
+        fn at<F: fast::Approx>(x: f64) -> u64 {
+            if !F::in_range(x) {
+                return 0;
+            }
+            let z = F::reference(x);
+            fast::approx_both::<F>(x)
+                .iter()
+                .map(|y| y.to_bits().abs_diff(z.to_bits()))
+                .max()
+                .unwrap_or(0)
+        }
+        fn worst_log<F: fast::Approx>() -> u64 {
+            let n = 2_000_000;
+            let mut w = 0;
+            for i in 0..=n {
+                let t = i as f64 / n as f64;
+                let x = (-149.0 + 277.0 * t).exp2();
+                w = w.max(at::<F>(x)).max(at::<F>(1.0 + (t - 0.5) * 1e-5));
+            }
+            w.max(worst::<F>(0.5, 2.0))
+        }
+        for (name, w, m) in [
+            ("log", worst_log::<fast::Log>(), fast::Log::MARGIN),
+            ("log2", worst_log::<fast::Log2>(), fast::Log2::MARGIN),
+            ("log10", worst_log::<fast::Log10>(), fast::Log10::MARGIN),
+            // log1p's approximation needs 1 + x exact, which it is for the
+            // f32 inputs it is given: the sweep is rounded to f32.
+            (
+                "log1p",
+                (0..=2_000_000)
+                    .map(|i| {
+                        let t = i as f64 / 2e6;
+                        let a = at::<fast::Log1p>(f64::from((-0.999_999 + 1e6 * t) as f32));
+                        let b = at::<fast::Log1p>(f64::from((1e-3 * (2.0 * t - 1.0)) as f32));
+                        let c = at::<fast::Log1p>(f64::from((-60.0 + 80.0 * t).exp2() as f32));
+                        a.max(b).max(c)
+                    })
+                    .max()
+                    .unwrap_or(0),
+                fast::Log1p::MARGIN,
+            ),
+            (
+                "expm1",
+                worst::<fast::Expm1>(-87.0, 88.0).max(worst::<fast::Expm1>(-1.0, 1.0)),
+                fast::Expm1::MARGIN,
+            ),
+            ("exp2", worst::<fast::Exp2>(-125.0, 126.0), fast::Exp2::MARGIN),
+            (
+                "sinh",
+                worst::<fast::Sinh>(-88.0, 88.0).max(worst::<fast::Sinh>(-1e-3, 1e-3)),
+                fast::Sinh::MARGIN,
+            ),
+            ("cosh", worst::<fast::Cosh>(-88.0, 88.0), fast::Cosh::MARGIN),
+        ] {
+            assert!(w < m / 4, "{name}: {w} ulps");
+            eprintln!("worst distance in f64 ulps: {name} {w}");
+        }
     }
 
     #[test]

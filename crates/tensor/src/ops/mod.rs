@@ -21,6 +21,7 @@ pub mod dtypes;
 pub mod elementwise;
 pub mod lab;
 pub mod linalg;
+mod lookup;
 pub mod order;
 pub mod reduce;
 pub mod shape;
