@@ -825,7 +825,9 @@ impl Interp {
         };
         let r = match &code {
             Some(k) => self.run_code(k, frame, out),
-            None => self.eval(&func.body, frame).map(|v| store(&mut self.stack[out], v)),
+            None => self
+                .eval(&func.body, frame)
+                .map(|v| store(&mut self.stack[out], v)),
         };
         self.depth -= 1;
         self.stack.truncate(keep);
