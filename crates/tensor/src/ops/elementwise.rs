@@ -1666,6 +1666,16 @@ fn unary_direct(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Tensor, TensorError> {
     match (u, T::DTYPE) {
         (Unary::Sqrt, _) => map1(x, T::sqrt),
+        // `math`'s own two-operation functions, called directly rather
+        // than through `f` so that the loop inlines and vectorises them
+        // (the same f64 operations, so the same bits).
+        (Unary::Rsqrt, _) => map1(x, |a: T| T::round(math::rsqrt(a.wide()))),
+        // 1 / x rounded once is the division kernel's `1 / x` (`Flt::div`:
+        // f32's own division, correctly rounded, gives the same bits).
+        (Unary::Reciprocal, _) => {
+            let one = T::round(1.0);
+            map1(x, move |a: T| T::div(one, a))
+        }
         (Unary::Exp, DType::F32) => fast_map::<fast::Exp, f32>(x),
         (Unary::Exp, DType::Bf16) => fast_map::<fast::Exp, bf16>(x),
         (Unary::Sigmoid, DType::F32) => fast_map::<fast::Sigmoid, f32>(x),
