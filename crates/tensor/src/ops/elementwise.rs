@@ -16,8 +16,11 @@
 //! is itself correctly rounded (`+ - * /`, `sqrt`) it is used directly,
 //! because it gives those same bits, and bf16's go through f32 for the same
 //! reason (f32's 24 bits are 2p+2 for bf16's p = 8). Transcendentals are
-//! `math`'s f64 functions rounded once; exp, sigmoid and tanh of f32 and
-//! bf16 have vectorised kernels proved to give those same bits (`fast`).
+//! `math`'s f64 functions rounded once; exp, sigmoid and tanh of f32,
+//! bf16 and f16, and the logarithms, expm1, exp2, sinh and cosh of f32,
+//! have vectorised kernels proved to give those same bits (`fast`); a
+//! large bf16, f16, i8 or bool tensor reads its result from a table of
+//! its kernel's results (`lookup`).
 //! Integer arithmetic wraps.
 //!
 //! Every element of an elementwise result depends on its own inputs only,
@@ -1860,9 +1863,10 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 // bits of the reference `round(math::f(x))`.
 
 mod fast {
-    //! `exp`, `sigmoid` and `tanh` of f32, bf16 and f16 elements, bit-identical
-    //! to rounding `math`'s f64 function once to the result dtype, at SIMD
-    //! speed.
+    //! `exp`, `sigmoid` and `tanh` of f32, bf16 and f16 elements, and `log`,
+    //! `log2`, `log10`, `log1p`, `expm1`, `exp2`, `sinh` and `cosh` of f32
+    //! elements, bit-identical to rounding `math`'s f64 function once to the
+    //! result dtype, at SIMD speed.
     //!
     //! Why it is exact: a cheap f64 approximation `y` of f(x), whose error
     //! is measured (by the tests below) to stay far below a margin of M f64
