@@ -80,26 +80,41 @@ fn a_bar_is_drawn_on_a_terminal_and_stdout_is_unchanged() {
     let prog = program("pty");
     for engine in ["compiled", "tree"] {
         let (master, slave) = pty::open(24, 100);
+        // A copy of the slave kept here: when the child's copy, the last
+        // one, closes, Linux hangs the terminal up and may drop what the
+        // reader has not read yet; this one is closed once it has.
+        let keep = slave.try_clone().unwrap();
         let mut child = command(engine, &prog).stderr(Stdio::from(slave)).spawn().unwrap();
         // Drain the terminal while the program runs (a full pty would
         // block it), then read its standard output.
         let mut term = std::fs::File::from(master);
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = shared.clone();
         let reader = std::thread::spawn(move || {
-            let mut bytes = Vec::new();
             let mut buf = [0u8; 4096];
-            // EIO once the child has exited and the slave is closed.
+            // EIO once the slave is closed.
             while let Ok(n) = term.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                bytes.extend_from_slice(&buf[..n]);
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
-            bytes
         });
         let mut stdout = String::new();
         child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
         let status = child.wait().unwrap();
-        let drawn = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+        let erased = |b: &[u8]| {
+            String::from_utf8_lossy(b)
+                .trim_end_matches(['\r', '\n'])
+                .ends_with("\x1b[2K")
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !erased(&shared.lock().unwrap()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        drop(keep);
+        reader.join().unwrap();
+        let drawn = String::from_utf8_lossy(&shared.lock().unwrap()).into_owned();
         assert!(status.success(), "{engine}: {status}, terminal: {drawn}");
         assert_eq!(stdout, STDOUT, "{engine}: stdout");
         for want in ["training", "/12", "step ", "it/s", "outer", "inner", "/3"] {
