@@ -7,7 +7,9 @@
 //! walker see one and the same frame. The compiler translates what decides
 //! the speed of host code: literals, variables, arithmetic and comparisons
 //! (Int and F64 inline, the rest through `interp::binary`, shared with the
-//! tree walker), a comparison fused with the `if`/`while` test that reads
+//! tree walker; `+ - * / %` and the comparisons that feed a test are one
+//! instruction per operator, so the operator costs no second dispatch),
+//! a comparison fused with the `if`/`while` test that reads
 //! it (through `and` and `or` too), a literal right operand as a constant, `for` over a range as a
 //! counted loop (over an Arr or a Str too), `and`/`or`/`not`, blocks, `let`, assignment (plain,
 //! compound, and through fields and single indices), field reads, single
@@ -112,6 +114,96 @@ pub(crate) enum Op {
         dst: u32,
         a: u32,
         k: u32,
+        span: u32,
+    },
+    /// `dst = a + b`, and below it `-`, `*`, `/` and `%`: the operators
+    /// host code lives on, one instruction each, so the operator is known
+    /// without a second dispatch (`Binary` serves the rest); `b` indexes
+    /// `consts` when `k`.
+    Add {
+        dst: u32,
+        a: u32,
+        b: u32,
+        k: bool,
+        span: u32,
+    },
+    Sub {
+        dst: u32,
+        a: u32,
+        b: u32,
+        k: bool,
+        span: u32,
+    },
+    Mul {
+        dst: u32,
+        a: u32,
+        b: u32,
+        k: bool,
+        span: u32,
+    },
+    Div {
+        dst: u32,
+        a: u32,
+        b: u32,
+        k: bool,
+        span: u32,
+    },
+    Mod {
+        dst: u32,
+        a: u32,
+        b: u32,
+        k: bool,
+        span: u32,
+    },
+    /// Jumps to `to` unless `a < b`, and below it `<=`, `>`, `>=`, `==`
+    /// and `!=`: `JumpUnless` with the operator in the instruction (the
+    /// comparison's span is the test's too).
+    UnlessLt {
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    UnlessLe {
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    UnlessGt {
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    UnlessGe {
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    UnlessEq {
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
+        span: u32,
+    },
+    UnlessNe {
+        a: u32,
+        b: u32,
+        k: bool,
+        to: u32,
+        what: Truth,
         span: u32,
     },
     /// Jumps to `to` unless `a op b` (or `a op consts[b]` when `k`) is
@@ -446,7 +538,13 @@ impl Compiler {
                 Op::Jump { to: t }
                 | Op::JumpIfNot { to: t, .. }
                 | Op::JumpIf { to: t, .. }
-                | Op::JumpUnless { to: t, .. } => *t = to,
+                | Op::JumpUnless { to: t, .. }
+                | Op::UnlessLt { to: t, .. }
+                | Op::UnlessLe { to: t, .. }
+                | Op::UnlessGt { to: t, .. }
+                | Op::UnlessGe { to: t, .. }
+                | Op::UnlessEq { to: t, .. }
+                | Op::UnlessNe { to: t, .. } => *t = to,
                 Op::ForPrep { other, .. } => *other = to,
                 Op::ForNext { exit, .. } => *exit = to,
                 Op::Eval { brk, .. } | Op::Exec { brk, .. } => *brk = to,
@@ -458,6 +556,11 @@ impl Compiler {
                 | Op::LoadCapture { .. }
                 | Op::Binary { .. }
                 | Op::BinaryK { .. }
+                | Op::Add { .. }
+                | Op::Sub { .. }
+                | Op::Mul { .. }
+                | Op::Div { .. }
+                | Op::Mod { .. }
                 | Op::Not { .. }
                 | Op::ForOther { .. }
                 | Op::CheckCall { .. }
@@ -544,6 +647,53 @@ impl Compiler {
                 self.next = mark;
                 let d = dst.unwrap_or_else(|| self.temp());
                 let span = self.span(e.span);
+                let (b, k) = match rb {
+                    Operand::Reg(r) => (r, false),
+                    Operand::Const(k) => (k, true),
+                };
+                let a = ra;
+                let special = match op {
+                    BinOp::Add => Some(Op::Add {
+                        dst: d,
+                        a,
+                        b,
+                        k,
+                        span,
+                    }),
+                    BinOp::Sub => Some(Op::Sub {
+                        dst: d,
+                        a,
+                        b,
+                        k,
+                        span,
+                    }),
+                    BinOp::Mul => Some(Op::Mul {
+                        dst: d,
+                        a,
+                        b,
+                        k,
+                        span,
+                    }),
+                    BinOp::Div => Some(Op::Div {
+                        dst: d,
+                        a,
+                        b,
+                        k,
+                        span,
+                    }),
+                    BinOp::Mod => Some(Op::Mod {
+                        dst: d,
+                        a,
+                        b,
+                        k,
+                        span,
+                    }),
+                    _ => None,
+                };
+                if let Some(op) = special {
+                    self.emit(op);
+                    return d;
+                }
                 self.emit(match rb {
                     Operand::Reg(b) => Op::Binary {
                         op: *op,
@@ -871,19 +1021,70 @@ impl Compiler {
                     Operand::Reg(r) => (r, false),
                     Operand::Const(k) => (k, true),
                 };
-                // The comparison's own span, then the test's (the same
-                // span: an error names the condition).
-                let test = span;
-                self.emit(Op::JumpUnless {
-                    op: *op,
-                    a: ra,
-                    b,
-                    k,
-                    to: NONE,
-                    what,
-                    span,
-                    test,
-                })
+                let to = NONE;
+                let a = ra;
+                match op {
+                    BinOp::Lt => self.emit(Op::UnlessLt {
+                        a,
+                        b,
+                        k,
+                        to,
+                        what,
+                        span,
+                    }),
+                    BinOp::Le => self.emit(Op::UnlessLe {
+                        a,
+                        b,
+                        k,
+                        to,
+                        what,
+                        span,
+                    }),
+                    BinOp::Gt => self.emit(Op::UnlessGt {
+                        a,
+                        b,
+                        k,
+                        to,
+                        what,
+                        span,
+                    }),
+                    BinOp::Ge => self.emit(Op::UnlessGe {
+                        a,
+                        b,
+                        k,
+                        to,
+                        what,
+                        span,
+                    }),
+                    BinOp::Eq => self.emit(Op::UnlessEq {
+                        a,
+                        b,
+                        k,
+                        to,
+                        what,
+                        span,
+                    }),
+                    BinOp::Ne => self.emit(Op::UnlessNe {
+                        a,
+                        b,
+                        k,
+                        to,
+                        what,
+                        span,
+                    }),
+                    // The comparison's own span, then the test's (the same
+                    // span: an error names the condition).
+                    _ => self.emit(Op::JumpUnless {
+                        op: *op,
+                        a: ra,
+                        b,
+                        k,
+                        to: NONE,
+                        what,
+                        span,
+                        test: span,
+                    }),
+                }
             }
             _ => {
                 let rc = self.expr(c, None);

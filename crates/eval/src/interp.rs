@@ -896,6 +896,71 @@ impl Interp {
         self.codes.get(i as usize).map(|(_, k)| k.clone())
     }
 
+    /// `dst = a op b` for one of the per-operator instructions (`op` is a
+    /// constant at each call, so the Int and F64 cases fold to the one
+    /// operation); `b` indexes `consts` when `k`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn arith(
+        &mut self,
+        code: &Code,
+        base: usize,
+        op: BinOp,
+        dst: u32,
+        a: u32,
+        b: u32,
+        k: bool,
+        s: u32,
+    ) -> R<()> {
+        let x = &self.stack[base + a as usize];
+        let y = if k {
+            code.consts.get(b as usize).unwrap_or(&Value::Unit)
+        } else {
+            &self.stack[base + b as usize]
+        };
+        // Each arm stores its own result: merged into one `Value` first,
+        // the result goes through memory.
+        match number_fast(op, x, y) {
+            Some(v) => store(&mut self.stack[base + dst as usize], v),
+            None => {
+                let span = code.spans.get(s as usize).copied().unwrap_or_default();
+                let v = binary_cold(op, x, y, span)?;
+                store(&mut self.stack[base + dst as usize], v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `a op b` holds, for the per-operator conditional jumps: a
+    /// comparison of numbers inline, anything else as `JumpUnless` does.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn holds(
+        &mut self,
+        code: &Code,
+        base: usize,
+        op: BinOp,
+        a: u32,
+        b: u32,
+        k: bool,
+        what: code::Truth,
+        s: u32,
+    ) -> R<bool> {
+        let x = &self.stack[base + a as usize];
+        let y = if k {
+            code.consts.get(b as usize).unwrap_or(&Value::Unit)
+        } else {
+            &self.stack[base + b as usize]
+        };
+        match number_fast(op, x, y) {
+            Some(Value::Bool(h)) => Ok(h),
+            _ => {
+                let span = code.spans.get(s as usize).copied().unwrap_or_default();
+                test_cold(op, x, y, what, span)
+            }
+        }
+    }
+
     /// Runs compiled code in the frame `f` (see `code` for the design):
     /// the value of the body, or the error or control flow that ends it.
     fn run_code(&mut self, code: &Code, f: Frame, out: usize) -> R<()> {
@@ -965,6 +1030,113 @@ impl Interp {
                             let v = binary(op, fast_clone(x), fast_clone(y), span(s))?;
                             store(&mut self.stack[base + dst as usize], v);
                         }
+                    }
+                }
+                Op::Add {
+                    dst,
+                    a,
+                    b,
+                    k,
+                    span: s,
+                } => self.arith(code, base, BinOp::Add, dst, a, b, k, s)?,
+                Op::Sub {
+                    dst,
+                    a,
+                    b,
+                    k,
+                    span: s,
+                } => self.arith(code, base, BinOp::Sub, dst, a, b, k, s)?,
+                Op::Mul {
+                    dst,
+                    a,
+                    b,
+                    k,
+                    span: s,
+                } => self.arith(code, base, BinOp::Mul, dst, a, b, k, s)?,
+                Op::Div {
+                    dst,
+                    a,
+                    b,
+                    k,
+                    span: s,
+                } => self.arith(code, base, BinOp::Div, dst, a, b, k, s)?,
+                Op::Mod {
+                    dst,
+                    a,
+                    b,
+                    k,
+                    span: s,
+                } => self.arith(code, base, BinOp::Mod, dst, a, b, k, s)?,
+                Op::UnlessLt {
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                } => {
+                    if !self.holds(code, base, BinOp::Lt, a, b, k, what, s)? {
+                        pc = to as usize;
+                    }
+                }
+                Op::UnlessLe {
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                } => {
+                    if !self.holds(code, base, BinOp::Le, a, b, k, what, s)? {
+                        pc = to as usize;
+                    }
+                }
+                Op::UnlessGt {
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                } => {
+                    if !self.holds(code, base, BinOp::Gt, a, b, k, what, s)? {
+                        pc = to as usize;
+                    }
+                }
+                Op::UnlessGe {
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                } => {
+                    if !self.holds(code, base, BinOp::Ge, a, b, k, what, s)? {
+                        pc = to as usize;
+                    }
+                }
+                Op::UnlessEq {
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                } => {
+                    if !self.holds(code, base, BinOp::Eq, a, b, k, what, s)? {
+                        pc = to as usize;
+                    }
+                }
+                Op::UnlessNe {
+                    a,
+                    b,
+                    k,
+                    to,
+                    what,
+                    span: s,
+                } => {
+                    if !self.holds(code, base, BinOp::Ne, a, b, k, what, s)? {
+                        pc = to as usize;
                     }
                 }
                 Op::JumpUnless {
@@ -1880,6 +2052,23 @@ pub(crate) fn binary(op: BinOp, x: Value, y: Value, span: Span) -> R<Value> {
         }
         _ => binary_values(op, &x, &y).or_else(|m| fail_with(span, m)),
     }
+}
+
+/// [`binary`] out of line, for the compiled engine's slow paths (kept
+/// out of the instruction loop, whose registers it would otherwise take).
+#[cold]
+#[inline(never)]
+fn binary_cold(op: BinOp, x: &Value, y: &Value, span: Span) -> R<Value> {
+    binary(op, fast_clone(x), fast_clone(y), span)
+}
+
+/// A comparison that is not of two numbers, as the test of a conditional
+/// jump: its value, which must be a Bool (`what` names the test).
+#[cold]
+#[inline(never)]
+fn test_cold(op: BinOp, x: &Value, y: &Value, what: code::Truth, span: Span) -> R<bool> {
+    let v = binary(op, fast_clone(x), fast_clone(y), span)?;
+    truth_of(v, what.what(), span)
 }
 
 /// `x op y` when both are Ints or both F64s and the result needs no error
