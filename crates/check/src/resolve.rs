@@ -1675,7 +1675,9 @@ impl Pass<'_> {
     }
 
     /// Resolves an assignment target: a mutable variable followed by any
-    /// chain of indexing and field access.
+    /// chain of indexing and field access; the type is the variable's, or
+    /// what is known of the element or field a path ends at (used for the
+    /// path's own members; the assignment checks only a variable's type).
     // Only a name, an index or a field is a place; the `_` arm is every other expression.
     #[allow(clippy::wildcard_enum_match_arm)]
     fn lvalue(&mut self, target: &ast::Expr, what: &str) -> Option<(Var, Vec<hir::PathElem>, Ty)> {
@@ -1720,19 +1722,44 @@ impl Pass<'_> {
                 }
             },
             A::Index { base, items } => {
-                let (root, mut path, _) = self.lvalue(base, what)?;
+                let (root, mut path, ty) = self.lvalue(base, what)?;
+                // The element's type, for a field of it below (`a[i].f`):
+                // an Arr's element or a Dict's value under one index.
+                let elem = match (&ty, &items[..]) {
+                    (Ty::Arr(t) | Ty::Dict(_, t), [ast::IndexItem::Single(_)]) => (**t).clone(),
+                    _ => Ty::Unknown,
+                };
                 let items = self.index_items(items);
                 path.push(hir::PathElem::Index(items, target.span));
-                Some((root, path, Ty::Unknown))
+                Some((root, path, elem))
             }
             A::Field { base, name } => {
-                let (root, mut path, _) = self.lvalue(base, what)?;
-                let member = match name.name.parse::<u32>() {
-                    Ok(i) => Member::Elem(i),
-                    Err(_) => Member::Dynamic(self.ck.intern(&name.name), None, None),
+                let (root, mut path, ty) = self.lvalue(base, what)?;
+                // A field of a known struct by its offset, as a field read
+                // finds it; otherwise by name while running (which reports
+                // a field the value lacks).
+                let (member, fty) = match name.name.parse::<u32>() {
+                    Ok(i) => (Member::Elem(i), Ty::Unknown),
+                    Err(_) => {
+                        let sym = self.ck.intern(&name.name);
+                        match &ty {
+                            Ty::Struct(def) => match def.field_index(&name.name) {
+                                Some(i) => (
+                                    Member::Offset(u32::try_from(i).unwrap_or(u32::MAX), sym),
+                                    self.ck
+                                        .structs
+                                        .get(&*def.name)
+                                        .and_then(|(_, tys)| tys.get(i).cloned())
+                                        .unwrap_or(Ty::Unknown),
+                                ),
+                                None => (Member::Dynamic(sym, None, None), Ty::Unknown),
+                            },
+                            _ => (Member::Dynamic(sym, None, None), Ty::Unknown),
+                        }
+                    }
                 };
                 path.push(hir::PathElem::Field(member, name.span));
-                Some((root, path, Ty::Unknown))
+                Some((root, path, fty))
             }
             _ => {
                 self.err(

@@ -106,6 +106,21 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
+/// `b(v)` when `b` is a registry operation with a host form of one
+/// argument (`sqrt`, `exp`, `abs`, …) and `v` is an Int or F64: what
+/// `call_builtin` gives for it, without the argument vector (the compiled
+/// engine's fast path). `None` for anything else.
+#[inline]
+pub(crate) fn unary_number(b: Builtin, v: &Value) -> Option<Result<Value, Failure>> {
+    let Builtin::Op(op) = b else {
+        return None;
+    };
+    match (op.spec().host, v) {
+        (Host::Unary(u), Value::Int(_) | Value::F64(_)) => Some(host_math(u, op.name(), v)),
+        _ => None,
+    }
+}
+
 pub(crate) fn host_math(m: Unary, name: &str, v: &Value) -> Result<Value, Failure> {
     // `abs` and `neg` of an Int stay Int (checked); every other function of
     // an Int is taken of it as an F64.

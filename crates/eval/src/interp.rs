@@ -830,7 +830,7 @@ impl Interp {
                 .map(|v| store(&mut self.stack[out], v)),
         };
         self.depth -= 1;
-        self.stack.truncate(keep);
+        pop_to(&mut self.stack, keep);
         if let Err(mut c) = r {
             if let Ctrl::Error(e) = &mut *c {
                 // The call stack (spec §10.9), innermost call first.
@@ -1456,10 +1456,18 @@ impl Interp {
                     let H::Builtin(b, hargs) = &e.kind else {
                         continue;
                     };
+                    let at = base + args as usize;
+                    // `sqrt(x)` and the like of a number, in place.
+                    if hargs.slots == 1 && hargs.items.len() == 1 {
+                        if let Some(r) = builtins::unary_number(*b, &self.stack[at]) {
+                            let v = r.or_else(|x| fail_with(e.span, x))?;
+                            store(&mut self.stack[base + dst as usize], v);
+                            continue;
+                        }
+                    }
                     // A host builtin's arguments are positional and in
                     // order: they move from their registers to its list.
                     if let twill_check::builtins::Builtin::Host(h) = *b {
-                        let at = base + args as usize;
                         if !b.keyword_only()
                             && hargs.slots as usize == hargs.items.len()
                             && hargs
@@ -2170,6 +2178,19 @@ fn store(slot: &mut Value, v: Value) {
             std::mem::forget(std::mem::replace(slot, v));
         }
         _ => *slot = v,
+    }
+}
+
+/// Shortens the stack to `keep` values (a call's frame gone): numbers are
+/// dropped without a call into the drop glue, which `truncate` makes for
+/// every value.
+#[inline(always)]
+fn pop_to(stack: &mut Vec<Value>, keep: usize) {
+    while stack.len() > keep {
+        match stack.pop() {
+            Some(Value::Int(_) | Value::F64(_) | Value::Bool(_) | Value::Unit) | None => {}
+            Some(other) => drop(other),
+        }
     }
 }
 
