@@ -400,6 +400,8 @@ pub(crate) struct Code {
     pub paths: Vec<Vec<Step>>,
     /// Registers the code uses: at least the function's locals.
     pub frame: u32,
+    /// The function's locals, the registers below this.
+    pub locals: u32,
 }
 
 /// A loop being compiled: where `continue` goes (`NONE` until a `while`
@@ -433,6 +435,7 @@ pub(crate) fn compile(body: &hir::Expr, num_locals: u32) -> Code {
             field_cache: Vec::new(),
             paths: Vec::new(),
             frame: num_locals,
+            locals: num_locals,
         },
         locals: num_locals,
         next: num_locals,
@@ -492,11 +495,18 @@ fn writes_locals(e: &hir::Expr) -> bool {
     }
 }
 
-/// A literal's value, for the constant-operand forms.
+/// A literal's value, for the constant-operand forms: a number, or a
+/// negated one (`-1`, `-0.5`), whose value the tree walker's negation
+/// gives (an Int's negation cannot overflow: its literal is not negative).
 fn literal(e: &hir::Expr) -> Option<Value> {
     match &e.kind {
         H::Int(i) => Some(Value::Int(*i)),
         H::Float(x) => Some(Value::F64(*x)),
+        H::Neg(a) => match &a.kind {
+            H::Int(i) => i.checked_neg().map(Value::Int),
+            H::Float(x) => Some(Value::F64(-x)),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -631,6 +641,10 @@ impl Compiler {
                 let d = dst.unwrap_or_else(|| self.temp());
                 self.emit(Op::LoadCapture { dst: d, i: *i });
                 d
+            }
+            H::Neg(_) if literal(e).is_some() => {
+                let v = literal(e).unwrap_or(Value::Unit);
+                self.konst(v, dst)
             }
             H::Int(i) => self.konst(Value::Int(*i), dst),
             H::Float(x) => self.konst(Value::F64(*x), dst),
@@ -935,16 +949,41 @@ impl Compiler {
         if !simple || a.check.is_some() {
             return false;
         }
-        let src = self.temp();
-        self.expr(&a.value, Some(src));
+        // A local as an index, or as the value, is read in place when no
+        // index can assign a local (the value, evaluated first, may: an
+        // index read follows it, as in the tree walker). The instruction
+        // copies a local's value and moves a temporary's.
+        let in_place = !a.path.iter().any(|p| match p {
+            PathElem::Index(items, _) => items.iter().any(|it| match it {
+                hir::IndexItem::Single(e) => writes_locals(e),
+                hir::IndexItem::Slice { .. } | hir::IndexItem::Ellipsis => true,
+            }),
+            PathElem::Field(..) => false,
+        });
+        let src = match &a.value.kind {
+            H::Load(Var::Local(s)) if in_place => *s,
+            _ => {
+                let src = self.temp();
+                self.expr(&a.value, Some(src));
+                src
+            }
+        };
         let mut steps = Vec::with_capacity(a.path.len());
         for p in &a.path {
             steps.push(match p {
                 PathElem::Index(items, span) => {
-                    let r = self.temp();
-                    if let [hir::IndexItem::Single(i)] = &items[..] {
-                        self.expr(i, Some(r));
-                    }
+                    let r = match &items[..] {
+                        [hir::IndexItem::Single(hir::Expr {
+                            kind: H::Load(Var::Local(s)),
+                            ..
+                        })] if in_place => *s,
+                        [hir::IndexItem::Single(i)] => {
+                            let r = self.temp();
+                            self.expr(i, Some(r));
+                            r
+                        }
+                        _ => self.temp(),
+                    };
                     Step::Index {
                         reg: r,
                         span: self.span(*span),
@@ -1011,6 +1050,12 @@ impl Compiler {
             let after = self.here();
             self.patch(a_true, after);
             return jumps;
+        }
+        // `while true` tests nothing; `false` always jumps.
+        match &c.kind {
+            H::Bool(true) => return Vec::new(),
+            H::Bool(false) => return vec![self.emit(Op::Jump { to: NONE })],
+            _ => {}
         }
         let mark = self.next;
         let at = match &c.kind {

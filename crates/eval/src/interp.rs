@@ -961,6 +961,136 @@ impl Interp {
         }
     }
 
+    /// The `call_builtin` instruction (see `code::Op`), out of the
+    /// instruction loop, whose registers its code would otherwise take.
+    #[inline(never)]
+    fn op_call_builtin(&mut self, code: &Code, base: usize, dst: u32, args: u32, e: u32) -> R<()> {
+        let Some(&e) = code.exprs.get(e as usize) else {
+            return Ok(());
+        };
+        // SAFETY: as for `ForOther`.
+        let e = unsafe { &*e };
+        let H::Builtin(b, hargs) = &e.kind else {
+            return Ok(());
+        };
+        let at = base + args as usize;
+        // `sqrt(x)` and the like of a number, in place.
+        if hargs.slots == 1 && hargs.items.len() == 1 {
+            if let Some(r) = builtins::unary_number(*b, &self.stack[at]) {
+                let v = r.or_else(|x| fail_with(e.span, x))?;
+                store(&mut self.stack[base + dst as usize], v);
+                return Ok(());
+            }
+        }
+        // A host builtin's arguments are positional and in
+        // order: they move from their registers to its list.
+        if let twill_check::builtins::Builtin::Host(h) = *b {
+            if !b.keyword_only()
+                && hargs.slots as usize == hargs.items.len()
+                && hargs
+                    .items
+                    .iter()
+                    .enumerate()
+                    .all(|(k, (slot, _))| *slot as usize == k)
+            {
+                // `len` of an Arr, a Dict or a Str, in place.
+                if h == twill_check::builtins::HostFn::Len && hargs.items.len() == 1 {
+                    let n = match &self.stack[at] {
+                        Value::Arr(items) => Some(items.len()),
+                        Value::Dict(d) => Some(d.len()),
+                        Value::Str(s) => Some(s.chars().count()),
+                        _ => None,
+                    };
+                    if let Some(n) = n {
+                        store(&mut self.stack[base + dst as usize], Value::Int(n as i64));
+                        return Ok(());
+                    }
+                }
+                // Pushed one by one: a `collect` into the inline
+                // vector was a tenth of a builtin-heavy loop.
+                let mut argv = builtins::ArgVec::new();
+                for k in 0..hargs.items.len() {
+                    argv.push(take(&mut self.stack[at + k]));
+                }
+                let v = builtins::host_builtin(self, h, argv, e.span)?;
+                store(&mut self.stack[base + dst as usize], v);
+                return Ok(());
+            }
+        }
+        let slots = self.take_slots(base + args as usize, hargs);
+        let v = builtins::call_builtin(self, *b, slots, ArgSpans(hargs), e.span)?;
+        store(&mut self.stack[base + dst as usize], v);
+        Ok(())
+    }
+
+    /// The `call_method` instruction (see `code::Op`), out of the
+    /// instruction loop, whose registers its code would otherwise take.
+    #[inline(never)]
+    fn op_call_method(&mut self, code: &Code, base: usize, dst: u32, recv: u32, args: u32, e: u32) -> R<()> {
+        let Some(&e) = code.exprs.get(e as usize) else {
+            return Ok(());
+        };
+        // SAFETY: as for `ForOther`.
+        let e = unsafe { &*e };
+        let H::Method(m) = &e.kind else {
+            return Ok(());
+        };
+        if let Some(v) = self.dict_lookup(base + recv as usize, base + args as usize, m) {
+            store(&mut self.stack[base + dst as usize], v);
+            return Ok(());
+        }
+        if let Some(v) = self.host_method(base + recv as usize, base + args as usize, m, e.span)? {
+            store(&mut self.stack[base + dst as usize], v);
+            return Ok(());
+        }
+        let r = take(&mut self.stack[base + recv as usize]);
+        let slots = self.take_slots(base + args as usize, &m.args);
+        let v = builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)?;
+        store(&mut self.stack[base + dst as usize], v);
+        Ok(())
+    }
+
+    /// The `mut_method` instruction (see `code::Op`), out of the
+    /// instruction loop, whose registers its code would otherwise take.
+    #[inline(never)]
+    fn op_mut_method(&mut self, code: &Code, base: usize, dst: u32, args: u32, e: u32) -> R<()> {
+        let Some(&e) = code.exprs.get(e as usize) else {
+            return Ok(());
+        };
+        // SAFETY: as for `ForOther`.
+        let e = unsafe { &*e };
+        let H::MutMethod(m) = &e.kind else {
+            return Ok(());
+        };
+        let Var::Local(slot) = m.root else {
+            return Ok(());
+        };
+        let at = base + args as usize;
+        let mut argv = builtins::ArgVec::new();
+        for k in 0..m.args.len() {
+            argv.push(take(&mut self.stack[at + k]));
+        }
+        let v = match &mut self.stack[base + slot as usize] {
+            Value::Arr(rc) => builtins::arr_mut_method(Rc::make_mut(rc), m.method, argv)
+                .or_else(|x| fail_with(e.span, x))?,
+            Value::Dict(rc) if m.method.mutates() => {
+                builtins::dict_mut_method(Rc::make_mut(rc), m.method, argv)
+                    .or_else(|x| fail_with(e.span, x))?
+            }
+            // Not an array: an ordinary method of whatever it is.
+            other => {
+                let recv = other.clone();
+                let mr = MethodRef {
+                    op: None,
+                    host: Some(m.method),
+                };
+                builtins::method_values(recv, mr, m.method.name(), argv.into_vec(), e.span)?
+            }
+        };
+        store(&mut self.stack[base + dst as usize], v);
+        Ok(())
+    }
+
     /// Runs compiled code in the frame `f` (see `code` for the design):
     /// the value of the body, or the error or control flow that ends it.
     fn run_code(&mut self, code: &Code, f: Frame, out: usize) -> R<()> {
@@ -1447,124 +1577,11 @@ impl Interp {
                     let v = self.vm_list(base + args as usize, n as usize, span(s))?;
                     store(&mut self.stack[base + dst as usize], v);
                 }
-                Op::CallBuiltin { dst, args, e } => {
-                    let Some(&e) = code.exprs.get(e as usize) else {
-                        continue;
-                    };
-                    // SAFETY: as for `ForOther`.
-                    let e = unsafe { &*e };
-                    let H::Builtin(b, hargs) = &e.kind else {
-                        continue;
-                    };
-                    let at = base + args as usize;
-                    // `sqrt(x)` and the like of a number, in place.
-                    if hargs.slots == 1 && hargs.items.len() == 1 {
-                        if let Some(r) = builtins::unary_number(*b, &self.stack[at]) {
-                            let v = r.or_else(|x| fail_with(e.span, x))?;
-                            store(&mut self.stack[base + dst as usize], v);
-                            continue;
-                        }
-                    }
-                    // A host builtin's arguments are positional and in
-                    // order: they move from their registers to its list.
-                    if let twill_check::builtins::Builtin::Host(h) = *b {
-                        if !b.keyword_only()
-                            && hargs.slots as usize == hargs.items.len()
-                            && hargs
-                                .items
-                                .iter()
-                                .enumerate()
-                                .all(|(k, (slot, _))| *slot as usize == k)
-                        {
-                            // `len` of an Arr, a Dict or a Str, in place.
-                            if h == twill_check::builtins::HostFn::Len && hargs.items.len() == 1 {
-                                let n = match &self.stack[at] {
-                                    Value::Arr(items) => Some(items.len()),
-                                    Value::Dict(d) => Some(d.len()),
-                                    Value::Str(s) => Some(s.chars().count()),
-                                    _ => None,
-                                };
-                                if let Some(n) = n {
-                                    store(&mut self.stack[base + dst as usize], Value::Int(n as i64));
-                                    continue;
-                                }
-                            }
-                            // Pushed one by one: a `collect` into the inline
-                            // vector was a tenth of a builtin-heavy loop.
-                            let mut argv = builtins::ArgVec::new();
-                            for k in 0..hargs.items.len() {
-                                argv.push(take(&mut self.stack[at + k]));
-                            }
-                            let v = builtins::host_builtin(self, h, argv, e.span)?;
-                            store(&mut self.stack[base + dst as usize], v);
-                            continue;
-                        }
-                    }
-                    let slots = self.take_slots(base + args as usize, hargs);
-                    let v = builtins::call_builtin(self, *b, slots, ArgSpans(hargs), e.span)?;
-                    store(&mut self.stack[base + dst as usize], v);
-                }
+                Op::CallBuiltin { dst, args, e } => self.op_call_builtin(code, base, dst, args, e)?,
                 Op::CallMethod { dst, recv, args, e } => {
-                    let Some(&e) = code.exprs.get(e as usize) else {
-                        continue;
-                    };
-                    // SAFETY: as for `ForOther`.
-                    let e = unsafe { &*e };
-                    let H::Method(m) = &e.kind else {
-                        continue;
-                    };
-                    if let Some(v) = self.dict_lookup(base + recv as usize, base + args as usize, m) {
-                        store(&mut self.stack[base + dst as usize], v);
-                        continue;
-                    }
-                    if let Some(v) =
-                        self.host_method(base + recv as usize, base + args as usize, m, e.span)?
-                    {
-                        store(&mut self.stack[base + dst as usize], v);
-                        continue;
-                    }
-                    let r = take(&mut self.stack[base + recv as usize]);
-                    let slots = self.take_slots(base + args as usize, &m.args);
-                    let v =
-                        builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)?;
-                    store(&mut self.stack[base + dst as usize], v);
+                    self.op_call_method(code, base, dst, recv, args, e)?
                 }
-                Op::MutMethod { dst, args, e } => {
-                    let Some(&e) = code.exprs.get(e as usize) else {
-                        continue;
-                    };
-                    // SAFETY: as for `ForOther`.
-                    let e = unsafe { &*e };
-                    let H::MutMethod(m) = &e.kind else {
-                        continue;
-                    };
-                    let Var::Local(slot) = m.root else {
-                        continue;
-                    };
-                    let at = base + args as usize;
-                    let mut argv = builtins::ArgVec::new();
-                    for k in 0..m.args.len() {
-                        argv.push(take(&mut self.stack[at + k]));
-                    }
-                    let v = match &mut self.stack[base + slot as usize] {
-                        Value::Arr(rc) => builtins::arr_mut_method(Rc::make_mut(rc), m.method, argv)
-                            .or_else(|x| fail_with(e.span, x))?,
-                        Value::Dict(rc) if m.method.mutates() => {
-                            builtins::dict_mut_method(Rc::make_mut(rc), m.method, argv)
-                                .or_else(|x| fail_with(e.span, x))?
-                        }
-                        // Not an array: an ordinary method of whatever it is.
-                        other => {
-                            let recv = other.clone();
-                            let mr = MethodRef {
-                                op: None,
-                                host: Some(m.method),
-                            };
-                            builtins::method_values(recv, mr, m.method.name(), argv.into_vec(), e.span)?
-                        }
-                    };
-                    store(&mut self.stack[base + dst as usize], v);
-                }
+                Op::MutMethod { dst, args, e } => self.op_mut_method(code, base, dst, args, e)?,
                 Op::AssignPath {
                     root,
                     op,
@@ -1583,7 +1600,7 @@ impl Interp {
                             _ => None,
                         };
                         if let Some(i) = at {
-                            let v = take(&mut self.stack[base + src as usize]);
+                            let v = src_value(&mut self.stack, code, base, src);
                             if let Value::Arr(rc) = &mut self.stack[ri] {
                                 store(&mut Rc::make_mut(rc)[i], v);
                             }
@@ -1614,6 +1631,7 @@ impl Interp {
                                 member,
                                 op,
                                 base + src as usize,
+                                src < code.locals,
                             ) {
                                 continue;
                             }
@@ -1625,7 +1643,9 @@ impl Interp {
                     for st in steps {
                         keys.push(match *st {
                             code::Step::Index { reg, span: is } => {
-                                Key::Index(take(&mut self.stack[base + reg as usize]), span(is))
+                                // Cloned: the register may be a local's
+                                // (an index read in place).
+                                Key::Index(fast_clone(&self.stack[base + reg as usize]), span(is))
                             }
                             code::Step::Field { m, span: fs } => Key::Field(
                                 code.members.get(m as usize).copied().unwrap_or(Member::Dynamic(
@@ -1637,7 +1657,7 @@ impl Interp {
                             ),
                         });
                     }
-                    let v = take(&mut self.stack[base + src as usize]);
+                    let v = src_value(&mut self.stack, code, base, src);
                     self.assign_keys(root, &keys, op, v, span(s), None, Span::default(), f)?;
                 }
                 Op::Return { src } => {
@@ -2194,6 +2214,17 @@ fn pop_to(stack: &mut Vec<Value>, keep: usize) {
     }
 }
 
+/// The value in register `r` that an assignment stores: moved out of a
+/// temporary, copied from a local's register (a local read in place).
+#[inline(always)]
+fn src_value(stack: &mut [Value], code: &Code, base: usize, r: u32) -> Value {
+    if r < code.locals {
+        fast_clone(&stack[base + r as usize])
+    } else {
+        take(&mut stack[base + r as usize])
+    }
+}
+
 /// Whether `v` already has the run-time type `rt` as it is (the usual
 /// cases, checked in place; `conform` decides the rest).
 #[inline(always)]
@@ -2577,6 +2608,7 @@ impl Interp {
         member: Member,
         op: Option<BinOp>,
         src: usize,
+        copy: bool,
     ) -> bool {
         let i = match self.stack.get(idx) {
             Some(Value::Int(i)) if *i >= 0 => *i as usize,
@@ -2597,6 +2629,7 @@ impl Interp {
                 Some(v) => v,
                 None => return false,
             },
+            None if copy => fast_clone(&self.stack[src]),
             None => take(&mut self.stack[src]),
         };
         if let Value::Arr(rc) = &mut self.stack[arr] {
