@@ -2252,13 +2252,18 @@ fn take(slot: &mut Value) -> Value {
     }
 }
 
-/// Clones a value, copying numbers without the call into `Clone`.
+/// Clones a value, copying numbers and the usual aggregates (a count
+/// raised in place) without the call into `Clone`.
 #[inline(always)]
 pub(crate) fn fast_clone(v: &Value) -> Value {
     match v {
         Value::Int(i) => Value::Int(*i),
         Value::F64(x) => Value::F64(*x),
         Value::Bool(b) => Value::Bool(*b),
+        Value::Arr(a) => Value::Arr(Rc::clone(a)),
+        Value::Str(s) => Value::Str(Rc::clone(s)),
+        Value::Struct(s) => Value::Struct(Rc::clone(s)),
+        Value::Func(c) => Value::Func(Rc::clone(c)),
         other => other.clone(),
     }
 }
