@@ -2087,7 +2087,17 @@ pub(crate) fn binary(op: BinOp, x: Value, y: Value, span: Span) -> R<Value> {
 #[cold]
 #[inline(never)]
 fn binary_cold(op: BinOp, x: &Value, y: &Value, span: Span) -> R<Value> {
-    binary(op, fast_clone(x), fast_clone(y), span)
+    // An Int with an F64: the Int converted, as `ops::binary` does for
+    // arithmetic (its comparisons are exact, so they are left to it).
+    let mixed = match (x, y) {
+        (Value::Int(p), Value::F64(q)) => mixed_fast(op, *p as f64, *q),
+        (Value::F64(p), Value::Int(q)) => mixed_fast(op, *p, *q as f64),
+        _ => None,
+    };
+    match mixed {
+        Some(v) => Ok(v),
+        None => binary(op, fast_clone(x), fast_clone(y), span),
+    }
 }
 
 /// A comparison that is not of two numbers, as the test of a conditional
@@ -2155,6 +2165,34 @@ fn number_fast(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
             }
         }
         _ => None,
+    }
+}
+
+/// `x op y` for an Int and an F64 converted to `x` and `y`, for the four
+/// operators whose result is the F64 operation's (`None`: ask `binary`);
+/// the compiled engine's slow path tries it first.
+#[inline(always)]
+fn mixed_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
+    match op {
+        BinOp::Add => Some(Value::F64(x + y)),
+        BinOp::Sub => Some(Value::F64(x - y)),
+        BinOp::Mul => Some(Value::F64(x * y)),
+        BinOp::Div => Some(Value::F64(x / y)),
+        BinOp::FloorDiv
+        | BinOp::Mod
+        | BinOp::Pow
+        | BinOp::MatMul
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::Eq
+        | BinOp::Ne
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr => None,
     }
 }
 
