@@ -2168,32 +2168,16 @@ fn number_fast(op: BinOp, x: &Value, y: &Value) -> Option<Value> {
     }
 }
 
-/// `x op y` for an Int and an F64 converted to `x` and `y`, for the four
-/// operators whose result is the F64 operation's (`None`: ask `binary`);
+/// `x op y` for an Int and an F64 converted to `x` and `y`: what
+/// `number_fast` gives for two F64s, except the comparisons, which
+/// `ops::binary` makes exact for mixed operands (`None`: ask `binary`);
 /// the compiled engine's slow path tries it first.
 #[inline(always)]
 fn mixed_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
-    match op {
-        BinOp::Add => Some(Value::F64(x + y)),
-        BinOp::Sub => Some(Value::F64(x - y)),
-        BinOp::Mul => Some(Value::F64(x * y)),
-        BinOp::Div => Some(Value::F64(x / y)),
-        BinOp::FloorDiv
-        | BinOp::Mod
-        | BinOp::Pow
-        | BinOp::MatMul
-        | BinOp::Lt
-        | BinOp::Le
-        | BinOp::Gt
-        | BinOp::Ge
-        | BinOp::Eq
-        | BinOp::Ne
-        | BinOp::BitAnd
-        | BinOp::BitOr
-        | BinOp::BitXor
-        | BinOp::Shl
-        | BinOp::Shr => None,
+    if op.is_comparison() {
+        return None;
     }
+    number_fast(op, &Value::F64(x), &Value::F64(y))
 }
 
 /// `v`, which must be a Bool: `what` names it in the error.
