@@ -1696,6 +1696,9 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
         (Unary::Exp2, DType::F32) => fast_map::<fast::Exp2, f32>(x),
         (Unary::Sinh, DType::F32) => fast_map::<fast::Sinh, f32>(x),
         (Unary::Cosh, DType::F32) => fast_map::<fast::Cosh, f32>(x),
+        (Unary::Sin, DType::F32) => fast_map::<fast::Sin, f32>(x),
+        (Unary::Cos, DType::F32) => fast_map::<fast::Cos, f32>(x),
+        (Unary::Tan, DType::F32) => fast_map::<fast::Tan, f32>(x),
         _ => map1(x, move |a: T| T::round(f(a.wide()))),
     }
 }
@@ -1859,13 +1862,13 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 }
 
 // ---------------------------------------------------------------------------
-// Vectorised exp, sigmoid and tanh for f32 and bf16 that give exactly the
+// Vectorised transcendental functions for f32, bf16 and f16 that give exactly the
 // bits of the reference `round(math::f(x))`.
 
 mod fast {
     //! `exp`, `sigmoid` and `tanh` of f32, bf16 and f16 elements, and `log`,
-    //! `log2`, `log10`, `log1p`, `expm1`, `exp2`, `sinh` and `cosh` of f32
-    //! elements, bit-identical to rounding `math`'s f64 function once to the
+    //! `log2`, `log10`, `log1p`, `expm1`, `exp2`, `sinh`, `cosh`, `sin`,
+    //! `cos` and `tan` of f32 elements, bit-identical to rounding `math`'s f64 function once to the
     //! result dtype, at SIMD speed.
     //!
     //! Why it is exact: a cheap f64 approximation `y` of f(x), whose error
@@ -2231,6 +2234,133 @@ mod fast {
         }
     }
 
+    pub(super) struct Sin;
+    pub(super) struct Cos;
+    pub(super) struct Tan;
+
+    /// 2/π, and π/2 in three parts as in fdlibm's `__rem_pio2`: the first
+    /// two have 33 significant bits, so k · part is exact for |k| < 2^20,
+    /// and the parts sum to π/2 within 2^-120.
+    const FRAC_2_PI: f64 = std::f64::consts::FRAC_2_PI;
+    const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_5440_0000);
+    const PIO2_2: f64 = f64::from_bits(0x3dd0_b461_1a60_0000);
+    const PIO2_2T: f64 = f64::from_bits(0x3ba3_198a_2e03_7073);
+
+    /// sin r, cos r and the quadrant n (mod 4) of x = n π/2 + r, for
+    /// |x| ≤ 2^20, where |r| ≤ π/4 (plus rounding slop). x - n · PIO2_1 is
+    /// exact (the product is, and the difference by Sterbenz's lemma, x
+    /// lying within a factor of two of n π/2 when n ≠ 0); the rest of the
+    /// reduction errs by about 2^-120 n in absolute terms, far below an ulp
+    /// of r for every f32 x (whose distance from the nearest multiple of
+    /// π/2 is above 2^-40 in this range). Then the Taylor series: sin to
+    /// r^17 and cos to r^16 (truncation below 2^-60 of the result).
+    #[inline(always)]
+    fn sincos_parts<const FMA: bool>(x: f64) -> (f64, f64, u64) {
+        let kd = madd::<FMA>(x, FRAC_2_PI, SHIFTER);
+        let k = kd - SHIFTER;
+        let t = madd::<FMA>(-k, PIO2_1, x);
+        let r = madd::<FMA>(-k, PIO2_2T, madd::<FMA>(-k, PIO2_2, t));
+        let z = r * r;
+        let mut ps = 1.0 / 355_687_428_096_000.0;
+        for c in [
+            -1.0 / 1_307_674_368_000.0,
+            1.0 / 6_227_020_800.0,
+            -1.0 / 39_916_800.0,
+            1.0 / 362_880.0,
+            -1.0 / 5_040.0,
+            1.0 / 120.0,
+            -1.0 / 6.0,
+        ] {
+            ps = madd::<FMA>(ps, z, c);
+        }
+        let sin = madd::<FMA>(r * z, ps, r);
+        let mut pc = 1.0 / 20_922_789_888_000.0;
+        for c in [
+            -1.0 / 87_178_291_200.0,
+            1.0 / 479_001_600.0,
+            -1.0 / 3_628_800.0,
+            1.0 / 40_320.0,
+            -1.0 / 720.0,
+            1.0 / 24.0,
+            -0.5,
+        ] {
+            pc = madd::<FMA>(pc, z, c);
+        }
+        let cos = madd::<FMA>(z, pc, 1.0);
+        // kd's low bits hold k (two's complement, plus 2^51 ≡ 0 mod 4).
+        (sin, cos, kd.to_bits() & 3)
+    }
+
+    /// The range of the sin/cos/tan fast path: |x| ≤ 2^20; at least f32's
+    /// smallest normal for sin and tan, whose result is then about x.
+    #[inline(always)]
+    fn trig_domain(x: f64, tiny_ok: bool) -> bool {
+        let a = x.abs();
+        a <= 1_048_576.0 && (tiny_ok || a >= 1.1754943508222875e-38)
+    }
+
+    impl Approx for Sin {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            trig_domain(x, false)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            let (s, c, n) = sincos_parts::<FMA>(x);
+            let v = if n & 1 == 0 { s } else { c };
+            if n & 2 == 0 {
+                v
+            } else {
+                -v
+            }
+        }
+        fn reference(x: f64) -> f64 {
+            math::sin(x)
+        }
+    }
+
+    impl Approx for Cos {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            trig_domain(x, true)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            let (s, c, n) = sincos_parts::<FMA>(x);
+            let v = if n & 1 == 0 { c } else { s };
+            if (n + 1) & 2 == 0 {
+                v
+            } else {
+                -v
+            }
+        }
+        fn reference(x: f64) -> f64 {
+            math::cos(x)
+        }
+    }
+
+    impl Approx for Tan {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            trig_domain(x, false)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            // tan = sin r / cos r in even quadrants, -cos r / sin r in odd.
+            let (s, c, n) = sincos_parts::<FMA>(x);
+            let odd = n & 1 == 1;
+            let num = if odd { -c } else { s };
+            let den = if odd { s } else { c };
+            num / den
+        }
+        fn reference(x: f64) -> f64 {
+            math::tan(x)
+        }
+    }
+
     /// An input element type.
     pub(super) trait Lane: Copy + Send + Sync {
         fn load(self) -> f64;
@@ -2465,6 +2595,9 @@ mod tests {
         check_fast::<fast::Exp2, f32, f32>(&xs);
         check_fast::<fast::Sinh, f32, f32>(&xs);
         check_fast::<fast::Cosh, f32, f32>(&xs);
+        check_fast::<fast::Sin, f32, f32>(&xs);
+        check_fast::<fast::Cos, f32, f32>(&xs);
+        check_fast::<fast::Tan, f32, f32>(&xs);
         // The logarithms over every magnitude: every 97th positive f32
         // pattern, the neighbours of 1 and the specials.
         let mut ls: Vec<f32> = (0..=0x7f80_0000u32).step_by(97).map(f32::from_bits).collect();
@@ -2537,6 +2670,9 @@ mod tests {
         assert_eq!(all::<fast::Exp2>(), 0, "exp2");
         assert_eq!(all::<fast::Sinh>(), 0, "sinh");
         assert_eq!(all::<fast::Cosh>(), 0, "cosh");
+        assert_eq!(all::<fast::Sin>(), 0, "sin");
+        assert_eq!(all::<fast::Cos>(), 0, "cos");
+        assert_eq!(all::<fast::Tan>(), 0, "tan");
     }
 
     /// bf16 `+ - * /` through f32 against the f64 path: every bf16 value
@@ -2656,6 +2792,19 @@ mod tests {
                 .max()
                 .unwrap_or(0)
         }
+        fn trig_worst<F: fast::Approx>() -> u64 {
+            let mut w = worst::<F>(-1_048_576.0, 1_048_576.0).max(worst::<F>(-4.0, 4.0));
+            // Every multiple n π/2 below 2^20, by the f32s nearest it.
+            for n in 0..667_544u32 {
+                let m = f64::from(n) * std::f64::consts::FRAC_PI_2;
+                let c = m as f32;
+                for d in -2i32..=2 {
+                    let x = f64::from(f32::from_bits(c.to_bits().wrapping_add_signed(d)));
+                    w = w.max(at::<F>(x)).max(at::<F>(-x));
+                }
+            }
+            w
+        }
         fn worst_log<F: fast::Approx>() -> u64 {
             let n = 2_000_000;
             let mut w = 0;
@@ -2698,6 +2847,12 @@ mod tests {
                 fast::Sinh::MARGIN,
             ),
             ("cosh", worst::<fast::Cosh>(-88.0, 88.0), fast::Cosh::MARGIN),
+            // The trigonometric functions over the whole fast range, and
+            // near the multiples of π/2 (where sin, cos or tan is small) up
+            // to 2^20: the f32 neighbours of each multiple.
+            ("sin", trig_worst::<fast::Sin>(), fast::Sin::MARGIN),
+            ("cos", trig_worst::<fast::Cos>(), fast::Cos::MARGIN),
+            ("tan", trig_worst::<fast::Tan>(), fast::Tan::MARGIN),
         ] {
             assert!(w < m / 4, "{name}: {w} ulps");
             eprintln!("worst distance in f64 ulps: {name} {w}");
