@@ -342,7 +342,8 @@ pub(crate) enum Op {
         e: u32,
     },
     /// A method call, `exprs[e]` (a `Method` node), with the receiver in
-    /// `recv` and the arguments in `args..` (`builtins::call_method`).
+    /// `recv` (copied from a local's register, moved from a temporary)
+    /// and the arguments in `args..` (`builtins::call_method`).
     CallMethod {
         dst: u32,
         recv: u32,
@@ -896,8 +897,14 @@ impl Compiler {
             }
             H::Method(m) => {
                 let mark = self.next;
-                let recv = self.temp();
-                self.expr(&m.receiver, Some(recv));
+                // A local receiver is read in place (the instruction
+                // copies it), unless an argument could assign it first.
+                let mut recv = self.expr(&m.receiver, None);
+                if self.is_local(recv) && m.args.items.iter().any(|(_, a)| writes_locals(a)) {
+                    let t = self.temp();
+                    self.emit(Op::Move { dst: t, src: recv });
+                    recv = t;
+                }
                 let first = self.arg_values(m.args.items.iter().map(|(_, a)| a));
                 self.next = mark;
                 let d = dst.unwrap_or_else(|| self.temp());
