@@ -1699,6 +1699,9 @@ fn transcendental<T: Flt>(u: Unary, f: fn(f64) -> f64, x: &Tensor) -> Result<Ten
         (Unary::Sin, DType::F32) => fast_map::<fast::Sin, f32>(x),
         (Unary::Cos, DType::F32) => fast_map::<fast::Cos, f32>(x),
         (Unary::Tan, DType::F32) => fast_map::<fast::Tan, f32>(x),
+        (Unary::Atan, DType::F32) => fast_map::<fast::Atan, f32>(x),
+        (Unary::Asin, DType::F32) => fast_map::<fast::Asin, f32>(x),
+        (Unary::Acos, DType::F32) => fast_map::<fast::Acos, f32>(x),
         _ => map1(x, move |a: T| T::round(f(a.wide()))),
     }
 }
@@ -1868,7 +1871,8 @@ fn bool_unary(u: Unary, x: &Tensor) -> Result<Tensor, TensorError> {
 mod fast {
     //! `exp`, `sigmoid` and `tanh` of f32, bf16 and f16 elements, and `log`,
     //! `log2`, `log10`, `log1p`, `expm1`, `exp2`, `sinh`, `cosh`, `sin`,
-    //! `cos` and `tan` of f32 elements, bit-identical to rounding `math`'s f64 function once to the
+    //! `cos`, `tan`, `atan`, `asin` and `acos` of f32 elements,
+    //! bit-identical to rounding `math`'s f64 function once to the
     //! result dtype, at SIMD speed.
     //!
     //! Why it is exact: a cheap f64 approximation `y` of f(x), whose error
@@ -2361,6 +2365,125 @@ mod fast {
         }
     }
 
+    pub(super) struct Atan;
+    pub(super) struct Asin;
+    pub(super) struct Acos;
+
+    /// atan(k/16), k = 0 … 16 (libm's values, within an ulp).
+    const ATAN_K16: [f64; 17] = [
+        0.0,
+        0.06241880999595735,
+        0.12435499454676144,
+        0.18534794999569476,
+        0.24497866312686414,
+        0.3028848683749714,
+        0.35877067027057225,
+        0.4124104415973873,
+        0.4636476090008061,
+        0.5123894603107377,
+        0.5585993153435624,
+        0.6022873461349642,
+        0.6435011087932844,
+        0.6823165548747481,
+        0.7188299996216245,
+        0.7531512809621944,
+        std::f64::consts::FRAC_PI_4,
+    ];
+
+    /// atan t for 0 ≤ t ≤ 1: atan c + atan u with c = k/16 the nearest
+    /// sixteenth and u = (t - c) / (1 + t c), |u| ≤ 1/32 (t - c is exact
+    /// by Sterbenz's lemma); atan u by its series to u^13 (truncation below
+    /// 2^-70 of u). The sum cancels at most twofold.
+    #[inline(always)]
+    fn atan_unit<const FMA: bool>(t: f64) -> f64 {
+        let kd = madd::<FMA>(t, 16.0, SHIFTER) - SHIFTER;
+        let c = kd * 0.0625;
+        let u = (t - c) / madd::<FMA>(t, c, 1.0);
+        let z = u * u;
+        let mut p = 1.0 / 13.0;
+        for d in [-11.0, 9.0, -7.0, 5.0, -3.0] {
+            p = madd::<FMA>(p, z, 1.0 / d);
+        }
+        // kd is an integer in 0 … 16, so the index needs no bounds check.
+        let base = ATAN_K16[(kd as usize).min(16)];
+        base + madd::<FMA>(u * z, p, u)
+    }
+
+    /// The angle of the point (x, y) for x, y ≥ 0, not both 0: atan of
+    /// the smaller over the larger, from π/2 when y is the larger.
+    #[inline(always)]
+    fn angle<const FMA: bool>(y: f64, x: f64) -> f64 {
+        if y <= x {
+            atan_unit::<FMA>(y / x)
+        } else {
+            std::f64::consts::FRAC_PI_2 - atan_unit::<FMA>(x / y)
+        }
+    }
+
+    /// √(1 - x²) as √((1 - |x|)(1 + |x|)) for |x| ≤ 1: for an f32 x both
+    /// factors are exact, so near ±1 nothing cancels.
+    #[inline(always)]
+    fn cos_of_asin(x: f64) -> f64 {
+        let a = x.abs();
+        ((1.0 - a) * (1.0 + a)).sqrt()
+    }
+
+    /// f32's smallest normal: below it, asin and atan (about x) would not
+    /// be normal.
+    const F32_TINY: f64 = 1.1754943508222875e-38;
+
+    impl Approx for Atan {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            let a = x.abs();
+            (F32_TINY..f64::INFINITY).contains(&a)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            angle::<FMA>(x.abs(), 1.0).copysign(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::atan(x)
+        }
+    }
+
+    impl Approx for Asin {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            (F32_TINY..=1.0).contains(&x.abs())
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            angle::<FMA>(x.abs(), cos_of_asin(x)).copysign(x)
+        }
+        fn reference(x: f64) -> f64 {
+            math::asin(x)
+        }
+    }
+
+    impl Approx for Acos {
+        const MARGIN: u64 = 1 << 10;
+        #[inline(always)]
+        fn in_range(x: f64) -> bool {
+            // acos 1 = 0 is not normal.
+            (-1.0..1.0).contains(&x)
+        }
+        #[inline(always)]
+        fn approx<const FMA: bool>(x: f64) -> f64 {
+            let a = angle::<FMA>(cos_of_asin(x), x.abs());
+            if x < 0.0 {
+                std::f64::consts::PI - a
+            } else {
+                a
+            }
+        }
+        fn reference(x: f64) -> f64 {
+            math::acos(x)
+        }
+    }
+
     /// An input element type.
     pub(super) trait Lane: Copy + Send + Sync {
         fn load(self) -> f64;
@@ -2598,6 +2721,9 @@ mod tests {
         check_fast::<fast::Sin, f32, f32>(&xs);
         check_fast::<fast::Cos, f32, f32>(&xs);
         check_fast::<fast::Tan, f32, f32>(&xs);
+        check_fast::<fast::Atan, f32, f32>(&xs);
+        check_fast::<fast::Asin, f32, f32>(&xs);
+        check_fast::<fast::Acos, f32, f32>(&xs);
         // The logarithms over every magnitude: every 97th positive f32
         // pattern, the neighbours of 1 and the specials.
         let mut ls: Vec<f32> = (0..=0x7f80_0000u32).step_by(97).map(f32::from_bits).collect();
@@ -2673,6 +2799,9 @@ mod tests {
         assert_eq!(all::<fast::Sin>(), 0, "sin");
         assert_eq!(all::<fast::Cos>(), 0, "cos");
         assert_eq!(all::<fast::Tan>(), 0, "tan");
+        assert_eq!(all::<fast::Atan>(), 0, "atan");
+        assert_eq!(all::<fast::Asin>(), 0, "asin");
+        assert_eq!(all::<fast::Acos>(), 0, "acos");
     }
 
     /// bf16 `+ - * /` through f32 against the f64 path: every bf16 value
@@ -2805,6 +2934,19 @@ mod tests {
             }
             w
         }
+        fn inverse_worst<F: fast::Approx>() -> u64 {
+            let mut w = worst::<F>(-1.0, 1.0);
+            for d in 0..100_000u32 {
+                for c in [1.0f32, -1.0, 0.5, -0.5] {
+                    let x = f32::from_bits(c.to_bits() - d);
+                    w = w.max(at::<F>(f64::from(x)));
+                }
+                // Small inputs: every 10,240th f32 pattern up to 0.03.
+                let x = f64::from(f32::from_bits(d * 64 * 160));
+                w = w.max(at::<F>(x)).max(at::<F>(-x));
+            }
+            w
+        }
         fn worst_log<F: fast::Approx>() -> u64 {
             let n = 2_000_000;
             let mut w = 0;
@@ -2853,6 +2995,16 @@ mod tests {
             ("sin", trig_worst::<fast::Sin>(), fast::Sin::MARGIN),
             ("cos", trig_worst::<fast::Cos>(), fast::Cos::MARGIN),
             ("tan", trig_worst::<fast::Tan>(), fast::Tan::MARGIN),
+            // atan over every magnitude; asin and acos over [-1, 1] and
+            // the f32 neighbours of ±1 and 0, where they are steepest or
+            // smallest.
+            (
+                "atan",
+                worst_log::<fast::Atan>().max(worst::<fast::Atan>(-20.0, 20.0)),
+                fast::Atan::MARGIN,
+            ),
+            ("asin", inverse_worst::<fast::Asin>(), fast::Asin::MARGIN),
+            ("acos", inverse_worst::<fast::Acos>(), fast::Acos::MARGIN),
         ] {
             assert!(w < m / 4, "{name}: {w} ulps");
             eprintln!("worst distance in f64 ulps: {name} {w}");
