@@ -15,7 +15,9 @@
 //! compound, and through fields and single indices), field reads, single
 //! index reads, calls of user functions, builtins and methods (arguments
 //! in registers, then the shared `call_builtin`/`call_method`; a Dict's
-//! `get` and `contains` in place), mutating
+//! `get` and `contains` in place; a global function whose arguments call
+//! nothing is checked before them and read from its global at the call,
+//! never copied to a register), mutating
 //! methods of a local (`xs.push(v)`, in place), `return`,
 //! `break` and `continue` as jumps, flat list literals (through the shared
 //! `list_value`). Every other expression (slices, closures, `match`,
@@ -271,6 +273,24 @@ pub(crate) enum Op {
         e: u32,
         span: u32,
     },
+    /// The callee check of a call of the global `g` whose arguments
+    /// call nothing (`calls_nothing`), before they are evaluated: the
+    /// function is read from the global again by `CallGlobal`, which no
+    /// argument can have changed, instead of being kept in a register.
+    CheckGlobal {
+        g: u32,
+        n: u32,
+        span: u32,
+    },
+    /// Calls the function in the global `g` (see `CheckGlobal`) with the
+    /// `n` arguments in registers `args..args + n`.
+    CallGlobal {
+        dst: u32,
+        g: u32,
+        args: u32,
+        n: u32,
+        span: u32,
+    },
     /// The arity check of a call, before its arguments are evaluated.
     CheckCall {
         callee: u32,
@@ -496,6 +516,32 @@ fn writes_locals(e: &hir::Expr) -> bool {
     }
 }
 
+/// Whether evaluating `e` calls nothing and assigns nothing (variables,
+/// literals, operators, field and single-index reads), so that no global
+/// can change while it runs.
+fn calls_nothing(e: &hir::Expr) -> bool {
+    match &e.kind {
+        H::Load(_)
+        | H::Int(_)
+        | H::Float(_)
+        | H::Bool(_)
+        | H::Str(_)
+        | H::Unit
+        | H::NoneValue
+        | H::DType(_) => true,
+        H::Binary(_, a, b) | H::And(a, b) | H::Or(a, b) => calls_nothing(a) && calls_nothing(b),
+        H::Not(a) | H::Neg(a) | H::Field(a, _) => calls_nothing(a),
+        H::Index(base, items) => {
+            calls_nothing(base)
+                && items.iter().all(|it| match it {
+                    hir::IndexItem::Single(i) => calls_nothing(i),
+                    _ => false,
+                })
+        }
+        _ => false,
+    }
+}
+
 /// A literal's value, for the constant-operand forms: a number, or a
 /// negated one (`-1`, `-0.5`), whose value the tree walker's negation
 /// gives (an Int's negation cannot overflow: its literal is not negative).
@@ -576,6 +622,8 @@ impl Compiler {
                 | Op::ForOther { .. }
                 | Op::CheckCall { .. }
                 | Op::Call { .. }
+                | Op::CheckGlobal { .. }
+                | Op::CallGlobal { .. }
                 | Op::Assign { .. }
                 | Op::Field { .. }
                 | Op::Index { .. }
@@ -821,6 +869,29 @@ impl Compiler {
             H::While(..) | H::For { .. } => {
                 self.looped(e);
                 self.konst(Value::Unit, dst)
+            }
+            H::CallGlobal(g, args) if args.iter().all(calls_nothing) => {
+                let mark = self.next;
+                let span = self.span(e.span);
+                let n = args.len() as u32;
+                self.emit(Op::CheckGlobal { g: *g, n, span });
+                let first = self.next;
+                for _ in 0..n {
+                    self.temp();
+                }
+                for (k, a) in args.iter().enumerate() {
+                    self.expr(a, Some(first + k as u32));
+                }
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                self.emit(Op::CallGlobal {
+                    dst: d,
+                    g: *g,
+                    args: first,
+                    n,
+                    span,
+                });
+                d
             }
             H::CallGlobal(g, args) => {
                 let mark = self.next;

@@ -1096,6 +1096,58 @@ impl Interp {
         Ok(())
     }
 
+    /// `CheckGlobal` when the global is not a function of `n` parameters:
+    /// what `LoadGlobal` then `CheckCall` would report (a global used
+    /// before its definition, a value that cannot be called, a wrong
+    /// number of arguments), or nothing for a function with defaults.
+    #[inline(never)]
+    fn check_global(&mut self, g: u32, n: u32, span: Span, f: Frame) -> R<()> {
+        let v = match self.globals.get(g as usize) {
+            Some(Value::Undefined) | None => self.load(Var::Global(g), f, span)?,
+            Some(v) => v.clone(),
+        };
+        match &v {
+            Value::Func(c) if arity_ok(&c.func, n as usize) => Ok(()),
+            Value::Func(c) => fail(span, arity_message(&c.func, n as usize)),
+            other => fail(span, not_callable(other)),
+        }
+    }
+
+    /// `CallGlobal` of a function with defaults (the missing arguments
+    /// filled as `Call` fills them); anything else cannot happen after
+    /// `CheckGlobal`, since no argument calls or assigns anything.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn call_global_cold(
+        &mut self,
+        code: &Code,
+        base: usize,
+        dst: u32,
+        g: u32,
+        args: u32,
+        n: u32,
+        span: Span,
+    ) -> R<()> {
+        let c = match self.globals.get(g as usize) {
+            Some(Value::Func(c)) if arity_ok(&c.func, n as usize) => c.clone(),
+            _ => {
+                return fail(
+                    span,
+                    "the function called changed while its arguments were evaluated",
+                )
+            }
+        };
+        let at = base + args as usize;
+        for k in at + n as usize..at + c.func.params.len() {
+            match self.stack.get_mut(k) {
+                Some(slot) => store(slot, Value::Undefined),
+                None => self.stack.push(Value::Undefined),
+            }
+        }
+        let keep = base + code.frame as usize;
+        self.enter(&c, at, keep, span, base + dst as usize)
+    }
+
     /// Runs compiled code in the frame `f` (see `code` for the design):
     /// the value of the body, or the error or control flow that ends it.
     fn run_code(&mut self, code: &Code, f: Frame, out: usize) -> R<()> {
@@ -1411,6 +1463,27 @@ impl Interp {
                     // compiled from, which its owner keeps alive (see `Code`).
                     let body = unsafe { &*body };
                     self.for_over(var, v, span(s), body, f)?;
+                }
+                Op::CheckGlobal { g, n, span: s } => match self.globals.get(g as usize) {
+                    Some(Value::Func(c)) if c.func.params.len() == n as usize => {}
+                    _ => self.check_global(g, n, span(s), f)?,
+                },
+                Op::CallGlobal {
+                    dst,
+                    g,
+                    args,
+                    n,
+                    span: s,
+                } => {
+                    let c = match self.globals.get(g as usize) {
+                        Some(Value::Func(c)) if c.func.params.len() == n as usize => c.clone(),
+                        _ => {
+                            self.call_global_cold(code, base, dst, g, args, n, span(s))?;
+                            continue;
+                        }
+                    };
+                    let keep = base + code.frame as usize;
+                    self.enter(&c, base + args as usize, keep, span(s), base + dst as usize)?;
                 }
                 Op::CheckCall { callee, n, span: s } => match &self.stack[base + callee as usize] {
                     Value::Func(c) if c.func.params.len() == n as usize => {}
@@ -2524,7 +2597,13 @@ fn arity_ok(func: &hir::Function, n: usize) -> bool {
 
 fn arity_message(func: &hir::Function, n: usize) -> String {
     let want = twill_check::types::arity_text(func.required as usize, func.params.len());
-    format!("`{}` takes {want} arguments, but {n} were given", func.name)
+    // The checker's wording (`resolve::arity_error`).
+    format!(
+        "`{}` takes {want} argument{}, but {n} {} given",
+        func.name,
+        if want == "1" { "" } else { "s" },
+        if n == 1 { "was" } else { "were" }
+    )
 }
 
 /// Checks a value against an annotation, converting Int to F64 where an
