@@ -2369,54 +2369,43 @@ mod fast {
     pub(super) struct Asin;
     pub(super) struct Acos;
 
-    /// atan(k/16), k = 0 … 16 (libm's values, within an ulp).
-    const ATAN_K16: [f64; 17] = [
-        0.0,
-        0.06241880999595735,
-        0.12435499454676144,
-        0.18534794999569476,
-        0.24497866312686414,
-        0.3028848683749714,
-        0.35877067027057225,
-        0.4124104415973873,
-        0.4636476090008061,
-        0.5123894603107377,
-        0.5585993153435624,
-        0.6022873461349642,
-        0.6435011087932844,
-        0.6823165548747481,
-        0.7188299996216245,
-        0.7531512809621944,
-        std::f64::consts::FRAC_PI_4,
-    ];
+    /// tan(π/8) = √2 - 1.
+    const TAN_PI_8: f64 = 0.41421356237309503;
 
-    /// atan t for 0 ≤ t ≤ 1: atan c + atan u with c = k/16 the nearest
-    /// sixteenth and u = (t - c) / (1 + t c), |u| ≤ 1/32 (t - c is exact
-    /// by Sterbenz's lemma); atan u by its series to u^13 (truncation below
-    /// 2^-70 of u). The sum cancels at most twofold.
+    /// atan t for 0 ≤ t ≤ 1: above tan(π/8), π/4 + atan u with u =
+    /// (t - 1)/(t + 1), |u| ≤ tan(π/8) (the sum cancels at most twofold);
+    /// atan u by its series to u^39 (truncation below 2^-52 of u). No
+    /// table and no branch, so the loop vectorises.
     #[inline(always)]
     fn atan_unit<const FMA: bool>(t: f64) -> f64 {
-        let kd = madd::<FMA>(t, 16.0, SHIFTER) - SHIFTER;
-        let c = kd * 0.0625;
-        let u = (t - c) / madd::<FMA>(t, c, 1.0);
+        let big = t > TAN_PI_8;
+        let q = (t - 1.0) / (t + 1.0);
+        let u = if big { q } else { t };
         let z = u * u;
-        let mut p = 1.0 / 13.0;
-        for d in [-11.0, 9.0, -7.0, 5.0, -3.0] {
+        let mut p = -1.0 / 39.0;
+        for d in [
+            37.0, -35.0, 33.0, -31.0, 29.0, -27.0, 25.0, -23.0, 21.0, -19.0, 17.0, -15.0, 13.0, -11.0, 9.0,
+            -7.0, 5.0, -3.0,
+        ] {
             p = madd::<FMA>(p, z, 1.0 / d);
         }
-        // kd is an integer in 0 … 16, so the index needs no bounds check.
-        let base = ATAN_K16[(kd as usize).min(16)];
-        base + madd::<FMA>(u * z, p, u)
+        let a = madd::<FMA>(u * z, p, u);
+        if big {
+            std::f64::consts::FRAC_PI_4 + a
+        } else {
+            a
+        }
     }
 
     /// The angle of the point (x, y) for x, y ≥ 0, not both 0: atan of
     /// the smaller over the larger, from π/2 when y is the larger.
     #[inline(always)]
     fn angle<const FMA: bool>(y: f64, x: f64) -> f64 {
+        let a = atan_unit::<FMA>(y.min(x) / y.max(x));
         if y <= x {
-            atan_unit::<FMA>(y / x)
+            a
         } else {
-            std::f64::consts::FRAC_PI_2 - atan_unit::<FMA>(x / y)
+            std::f64::consts::FRAC_PI_2 - a
         }
     }
 
