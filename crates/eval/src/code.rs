@@ -875,13 +875,7 @@ impl Compiler {
                 let span = self.span(e.span);
                 let n = args.len() as u32;
                 self.emit(Op::CheckGlobal { g: *g, n, span });
-                let first = self.next;
-                for _ in 0..n {
-                    self.temp();
-                }
-                for (k, a) in args.iter().enumerate() {
-                    self.expr(a, Some(first + k as u32));
-                }
+                let first = self.arg_values(args.iter());
                 self.next = mark;
                 let d = dst.unwrap_or_else(|| self.temp());
                 self.emit(Op::CallGlobal {
@@ -1306,13 +1300,7 @@ impl Compiler {
     fn call(&mut self, callee: u32, args: &[hir::Expr], span: u32, dst: Option<u32>, mark: u32) -> u32 {
         let n = args.len() as u32;
         self.emit(Op::CheckCall { callee, n, span });
-        let first = self.next;
-        for _ in 0..n {
-            self.temp();
-        }
-        for (k, a) in args.iter().enumerate() {
-            self.expr(a, Some(first + k as u32));
-        }
+        let first = self.arg_values(args.iter());
         self.next = mark;
         let d = dst.unwrap_or_else(|| self.temp());
         self.emit(Op::Call {

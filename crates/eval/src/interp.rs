@@ -1113,29 +1113,29 @@ impl Interp {
         }
     }
 
-    /// `CallGlobal` of a function with defaults (the missing arguments
-    /// filled as `Call` fills them); anything else cannot happen after
-    /// `CheckGlobal`, since no argument calls or assigns anything.
+    /// A compiled call of `c` with `n` arguments from register `args`
+    /// when it takes another number (a function with defaults): the
+    /// missing arguments are marked for their defaults, above the last
+    /// live register. A callee whose arity no longer fits changed while
+    /// the arguments were evaluated (`CheckCall`/`CheckGlobal` made sure
+    /// of it before them).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn call_global_cold(
+    fn call_with_defaults(
         &mut self,
+        c: Option<Rc<Closure>>,
         code: &Code,
         base: usize,
         dst: u32,
-        g: u32,
         args: u32,
         n: u32,
         span: Span,
     ) -> R<()> {
-        let c = match self.globals.get(g as usize) {
-            Some(Value::Func(c)) if arity_ok(&c.func, n as usize) => c.clone(),
-            _ => {
-                return fail(
-                    span,
-                    "the function called changed while its arguments were evaluated",
-                )
-            }
+        let Some(c) = c.filter(|c| arity_ok(&c.func, n as usize)) else {
+            return fail(
+                span,
+                "the function called changed while its arguments were evaluated",
+            );
         };
         let at = base + args as usize;
         for k in at + n as usize..at + c.func.params.len() {
@@ -1477,8 +1477,12 @@ impl Interp {
                 } => {
                     let c = match self.globals.get(g as usize) {
                         Some(Value::Func(c)) if c.func.params.len() == n as usize => c.clone(),
-                        _ => {
-                            self.call_global_cold(code, base, dst, g, args, n, span(s))?;
+                        other => {
+                            let c = match other {
+                                Some(Value::Func(c)) => Some(c.clone()),
+                                _ => None,
+                            };
+                            self.call_with_defaults(c, code, base, dst, args, n, span(s))?;
                             continue;
                         }
                     };
@@ -1502,25 +1506,8 @@ impl Interp {
                         return fail(span(s), "this value cannot be called");
                     };
                     if c.func.params.len() != n as usize {
-                        // `CheckCall` made sure of this before the arguments.
-                        if !arity_ok(&c.func, n as usize) {
-                            return fail(
-                                span(s),
-                                "the function called changed while its arguments were evaluated",
-                            );
-                        }
-                        // The missing arguments, for their defaults, above
-                        // the last live register.
-                        let c = c.clone();
-                        let at = base + args as usize;
-                        for k in at + n as usize..at + c.func.params.len() {
-                            match self.stack.get_mut(k) {
-                                Some(slot) => store(slot, Value::Undefined),
-                                None => self.stack.push(Value::Undefined),
-                            }
-                        }
-                        let keep = base + code.frame as usize;
-                        self.enter(&c, at, keep, span(s), base + dst as usize)?;
+                        let c = Some(c.clone());
+                        self.call_with_defaults(c, code, base, dst, args, n, span(s))?;
                         continue;
                     }
                     let c = c.clone();

@@ -2295,6 +2295,18 @@ mod fast {
         (sin, cos, kd.to_bits() & 3)
     }
 
+    /// sin(n π/2 + r) from sin r, cos r and n mod 4 (cos x is the sine a
+    /// quadrant on: n + 1).
+    #[inline(always)]
+    fn sin_in_quadrant(s: f64, c: f64, n: u64) -> f64 {
+        let v = if n & 1 == 0 { s } else { c };
+        if n & 2 == 0 {
+            v
+        } else {
+            -v
+        }
+    }
+
     /// The range of the sin/cos/tan fast path: |x| ≤ 2^20; at least f32's
     /// smallest normal for sin and tan, whose result is then about x.
     #[inline(always)]
@@ -2312,12 +2324,7 @@ mod fast {
         #[inline(always)]
         fn approx<const FMA: bool>(x: f64) -> f64 {
             let (s, c, n) = sincos_parts::<FMA>(x);
-            let v = if n & 1 == 0 { s } else { c };
-            if n & 2 == 0 {
-                v
-            } else {
-                -v
-            }
+            sin_in_quadrant(s, c, n)
         }
         fn reference(x: f64) -> f64 {
             math::sin(x)
@@ -2333,12 +2340,7 @@ mod fast {
         #[inline(always)]
         fn approx<const FMA: bool>(x: f64) -> f64 {
             let (s, c, n) = sincos_parts::<FMA>(x);
-            let v = if n & 1 == 0 { c } else { s };
-            if (n + 1) & 2 == 0 {
-                v
-            } else {
-                -v
-            }
+            sin_in_quadrant(s, c, n + 1)
         }
         fn reference(x: f64) -> f64 {
             math::cos(x)
