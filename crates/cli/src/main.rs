@@ -43,6 +43,11 @@ exit status: 0 success, 1 runtime error, 2 static error";
 /// a large reservation costs nothing until deep recursion needs it.
 const STACKS: [usize; 3] = [4 << 30, 1 << 30, 256 << 20];
 
+/// Running out of memory is an `error: out of memory` at the program's
+/// line, not an abort (`twill_session::reserve`).
+#[global_allocator]
+static ALLOCATOR: twill_session::reserve::WithReserve = twill_session::reserve::WithReserve;
+
 fn cli(args: Vec<String>) -> i32 {
     let rest: Vec<String> = args.iter().skip(2).cloned().collect();
     match args.get(1).map(String::as_str) {
@@ -114,6 +119,7 @@ fn usage_error(msg: &str) -> i32 {
 }
 
 fn main() {
+    twill_session::reserve::arm();
     std::panic::set_hook(Box::new(|info| {
         let loc = info
             .location()

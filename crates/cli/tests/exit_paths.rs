@@ -36,11 +36,27 @@ fn run_limited_to(name: &str, src: &str, limit: u64) -> (Option<i32>, String, St
     let dir = scratch(name);
     let prog = dir.join("p.tw");
     std::fs::write(&prog, src).unwrap();
-    let out = std::fs::File::create(dir.join("out.txt")).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
-    cmd.arg("run")
-        .arg(&prog)
-        .env("NO_COLOR", "1")
+    cmd.arg("run").arg(&prog);
+    let result = limited(&dir, cmd, "", limit);
+    std::fs::remove_dir_all(&dir).unwrap();
+    result
+}
+
+/// Runs `cmd` with `stdin` as its standard input under an address-space
+/// limit of `limit` bytes, stdout to a file in `dir`: (status, stdout file
+/// contents, stderr).
+fn limited(
+    dir: &std::path::Path,
+    mut cmd: Command,
+    stdin: &str,
+    limit: u64,
+) -> (Option<i32>, String, String) {
+    let out = std::fs::File::create(dir.join("out.txt")).unwrap();
+    let input = dir.join("in.txt");
+    std::fs::write(&input, stdin).unwrap();
+    cmd.env("NO_COLOR", "1")
+        .stdin(std::fs::File::open(&input).unwrap())
         .stdout(out)
         .stderr(Stdio::piped());
     // SAFETY: setrlimit is async-signal-safe and touches only the child.
@@ -58,7 +74,6 @@ fn run_limited_to(name: &str, src: &str, limit: u64) -> (Option<i32>, String, St
     }
     let o = cmd.output().unwrap();
     let stdout = std::fs::read_to_string(dir.join("out.txt")).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     (
         o.status.code(),
         stdout,
@@ -115,6 +130,48 @@ fn an_arr_grown_until_memory_runs_out_is_an_error() {
     assert!(err.starts_with("error: cannot allocate"), "{err}");
     assert!(err.contains("for an Arr of"), "{err}");
     assert!(err.contains("p.tw:3:14 ]"), "{err}");
+}
+
+/// Memory used up by many small values (the fuzzer's seed 14: an Arr of
+/// Arrs grown without end), where no single request is too large and the
+/// allocation that fails is a few bytes: `error: out of memory` at the
+/// loop, under both engines, with the output before it kept; it aborted
+/// the process with "memory allocation of 80 bytes failed".
+#[test]
+fn small_values_filling_memory_are_an_error() {
+    let src = "var a = []\nprint(1)\nwhile true { a.push([len(a)]) }\n";
+    for engine in ["compiled", "tree"] {
+        let dir = scratch(&format!("small-{engine}"));
+        let prog = dir.join("p.tw");
+        std::fs::write(&prog, src).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+        cmd.arg("run").arg(format!("--engine={engine}")).arg(&prog);
+        let (code, out, err) = limited(&dir, cmd, "", 2 << 30);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(code, Some(1), "{engine}: {err}");
+        assert_eq!(out, "1\n", "{engine}");
+        assert!(err.starts_with("error: out of memory\n"), "{engine}: {err}");
+        assert!(err.contains("p.tw:3:14 ]"), "{engine}: {err}");
+    }
+}
+
+/// In the REPL, an entry that runs memory out is an error and the session
+/// goes on: while the grown variable still holds its memory (a second
+/// entry that grows another is an error too), and after it is released.
+#[test]
+fn the_repl_survives_running_out_of_memory() {
+    let dir = scratch("repl-memory");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+    cmd.arg("repl");
+    let input = "let k = 5\nvar a = []\nwhile true { a.push([1]) }\nlen(a) > 0\n\
+                 var b = []\nwhile true { b.push([1]) }\nk + 1\n\
+                 a = []\nb = []\nvar c = []\nwhile true { c.push([1]) }\nk + 2\n";
+    let (code, out, err) = limited(&dir, cmd, input, 2 << 30);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "true\n6\n7\n", "{err}");
+    assert_eq!(err.matches("error: out of memory\n").count(), 3, "{err}");
+    assert!(!err.contains("memory allocation of"), "{err}");
 }
 
 /// logsumexp keeps a row's exponentials for its fixed summation tree: a

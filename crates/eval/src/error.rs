@@ -37,6 +37,9 @@ pub enum ErrorKind {
     StackOverflow,
     /// Stopped by Ctrl-C (spec §12.1).
     Interrupted,
+    /// Stopped because memory ran out while the program ran (an
+    /// allocation had to be served from the process's reserve).
+    OutOfMemory,
     /// Not a failure: `exit(code)` ended the program (spec §10.7), with
     /// this status; nothing is reported.
     Exit(i32),
@@ -54,6 +57,7 @@ impl ErrorKind {
             ErrorKind::Assertion => "assertion",
             ErrorKind::StackOverflow => "stack-overflow",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::OutOfMemory => "out-of-memory",
             ErrorKind::Exit(_) => "exit",
         }
     }

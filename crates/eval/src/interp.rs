@@ -763,9 +763,9 @@ impl Interp {
     /// afterwards, and what the callee left above `keep` is released
     /// (`drop_above`).
     fn enter(&mut self, c: &Rc<Closure>, base: usize, keep: usize, span: Span, out: usize) -> R<()> {
-        if crate::interrupt::take() {
+        if let Some(stop) = crate::interrupt::take() {
             self.stack.truncate(keep);
-            return fail_as(ErrorKind::Interrupted, span, "interrupted");
+            return stopped(stop, span);
         }
         let here = 0u8;
         if self.depth >= MAX_CALL_DEPTH || (std::ptr::addr_of!(here) as usize) < self.stack_floor {
@@ -2955,12 +2955,29 @@ fn escape(c: Box<Ctrl>, brk: u32, cont: u32) -> R<usize> {
     }
 }
 
+/// The error for a stop request taken at `span` (see `interrupt`).
+#[cold]
+pub(crate) fn stopped<T>(stop: crate::interrupt::Stop, span: Span) -> R<T> {
+    match stop {
+        crate::interrupt::Stop::Interrupted => fail_as(ErrorKind::Interrupted, span, "interrupted"),
+        crate::interrupt::Stop::OutOfMemory => Err(Box::new(Ctrl::Error(RuntimeError {
+            kind: ErrorKind::OutOfMemory,
+            message: "out of memory".into(),
+            span,
+            notes: vec![
+                "memory ran out while the program ran; it stopped at the next loop iteration or call after that".into(),
+            ],
+            frames: Vec::new(),
+        }))),
+    }
+}
+
 /// `error: interrupted` at `span` when Ctrl-C was pressed since the last
-/// poll (see `interrupt`).
+/// poll, `error: out of memory` when memory ran out (see `interrupt`).
 #[inline]
 fn poll_interrupt(span: Span) -> R<()> {
-    if crate::interrupt::take() {
-        return fail_as(ErrorKind::Interrupted, span, "interrupted");
+    if let Some(stop) = crate::interrupt::take() {
+        return stopped(stop, span);
     }
     Ok(())
 }

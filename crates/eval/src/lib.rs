@@ -29,6 +29,7 @@ pub mod interrupt;
 mod ops;
 pub mod print;
 pub mod reference;
+pub mod reserve;
 pub mod stdlib;
 pub mod value;
 

@@ -28,7 +28,7 @@ pub mod sources;
 
 use twill_check::{hir, Checker, Ty};
 pub use twill_eval::Engine;
-pub use twill_eval::{interrupt, ErrorKind};
+pub use twill_eval::{interrupt, reserve, ErrorKind};
 use twill_eval::{print::display, Interp, Value};
 use twill_syntax::{Diagnostic, FileId, Span};
 
@@ -457,6 +457,8 @@ impl Session {
         }
         let result = self.interp.run(module, &names);
         self.interp.flush();
+        // An entry that ran memory out has released its values by now.
+        twill_eval::reserve::rearm();
         self.last_error = result.as_ref().err().map(|e| e.kind);
         result.map_err(|e| e.to_diagnostic())
     }
