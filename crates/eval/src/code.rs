@@ -11,7 +11,8 @@
 //! instruction per operator, so the operator costs no second dispatch),
 //! a comparison fused with the `if`/`while` test that reads
 //! it (through `and` and `or` too), a literal right operand as a constant, `for` over a range as a
-//! counted loop (over an Arr or a Str too), `and`/`or`/`not`, blocks, `let`, assignment (plain,
+//! counted loop (over an Arr or a Str too; over `range(…)` in the loop's
+//! header with no Range made), `and`/`or`/`not`, blocks, `let`, assignment (plain,
 //! compound, and through fields and single indices), field reads, single
 //! index reads, calls of user functions, builtins and methods (arguments
 //! in registers, then the shared `call_builtin`/`call_method`; a Dict's
@@ -38,6 +39,7 @@
 // behaviour wanted for any kind added later too.
 #![allow(clippy::wildcard_enum_match_arm)]
 
+use twill_check::builtins::{Builtin, HostFn};
 use twill_check::hir::{self, ExprKind as H, Member, PathElem, Stmt, Var};
 use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
@@ -266,6 +268,30 @@ pub(crate) enum Op {
         exit: u32,
         span: u32,
     },
+    /// Starts a `for` over `range(…)` written in the loop's header, with
+    /// the call's `n` positional arguments in `args..args + n`, as a
+    /// counted loop: no Range value is made. `counter` gets the count,
+    /// `counter + 1` the first value and `counter + 2` the step. Arguments
+    /// that are not all Ints, or a `progress` bar waiting for a loop, go
+    /// through the `range` builtin (`exprs[e]`, the call): its error, or
+    /// the Range it makes, which is counted the same way, or put in `it`
+    /// for `other` while a bar waits.
+    ForRange {
+        args: u32,
+        n: u32,
+        it: u32,
+        counter: u32,
+        other: u32,
+        e: u32,
+    },
+    /// The interrupt check, then the next value of a `ForRange` loop into
+    /// `var`, or a jump to `exit` when the count is spent.
+    ForRangeNext {
+        counter: u32,
+        var: u32,
+        exit: u32,
+        span: u32,
+    },
     /// A `for` over a value that is not a range, run by the tree walker.
     ForOther {
         it: u32,
@@ -467,6 +493,22 @@ pub(crate) fn compile(body: &hir::Expr, num_locals: u32) -> Code {
     c.code
 }
 
+/// The arguments of `e` when it is a call of `range` with one to three
+/// arguments, positional and in order (what `ForRange` runs as a counted
+/// loop).
+fn range_args(e: &hir::Expr) -> Option<&[(u32, hir::Expr)]> {
+    let H::Builtin(Builtin::Host(HostFn::Range), args) = &e.kind else {
+        return None;
+    };
+    let in_order = args.slots as usize == args.items.len()
+        && args
+            .items
+            .iter()
+            .enumerate()
+            .all(|(k, (slot, _))| *slot as usize == k);
+    (in_order && (1..=3).contains(&args.items.len())).then_some(&args.items[..])
+}
+
 /// Whether evaluating `e` might assign a local of this frame (only a
 /// statement can, and statements hide in blocks and the kinds that hold
 /// them); conservative: any kind not listed might.
@@ -602,8 +644,8 @@ impl Compiler {
                 | Op::UnlessGe { to: t, .. }
                 | Op::UnlessEq { to: t, .. }
                 | Op::UnlessNe { to: t, .. } => *t = to,
-                Op::ForPrep { other, .. } => *other = to,
-                Op::ForNext { exit, .. } => *exit = to,
+                Op::ForPrep { other, .. } | Op::ForRange { other, .. } => *other = to,
+                Op::ForNext { exit, .. } | Op::ForRangeNext { exit, .. } => *exit = to,
                 Op::Eval { brk, .. } | Op::Exec { brk, .. } => *brk = to,
                 Op::Loop { to: t, .. } => *t = to,
                 Op::Const { .. }
@@ -1333,6 +1375,54 @@ impl Compiler {
                     }
                 }
                 self.close_loop();
+            }
+            H::For { slot, iter, body } if range_args(iter).is_some() => {
+                let outer = self.next;
+                let it = self.temp();
+                // The count, the next value and the step.
+                let counter = self.temp();
+                self.temp();
+                self.temp();
+                let mark = self.next;
+                let items = range_args(iter).unwrap_or(&[]);
+                let first = self.arg_values(items.iter().map(|(_, a)| a));
+                self.next = mark;
+                let e_idx = self.node(iter);
+                let prep = self.emit(Op::ForRange {
+                    args: first,
+                    n: items.len() as u32,
+                    it,
+                    counter,
+                    other: NONE,
+                    e: e_idx,
+                });
+                let head = self.here();
+                let poll = self.span(body.span);
+                let next = self.emit(Op::ForRangeNext {
+                    counter,
+                    var: *slot,
+                    exit: NONE,
+                    span: poll,
+                });
+                self.loops.push(Loop {
+                    cont: head,
+                    exits: vec![next],
+                    conts: Vec::new(),
+                });
+                self.effect(body);
+                self.emit(Op::Jump { to: head });
+                let other = self.here();
+                self.patch(prep, other);
+                let body_idx = self.node(body);
+                let span = self.span(iter.span);
+                self.emit(Op::ForOther {
+                    it,
+                    var: *slot,
+                    e: body_idx,
+                    span,
+                });
+                self.close_loop();
+                self.next = outer;
             }
             H::For { slot, iter, body } => {
                 let outer = self.next;

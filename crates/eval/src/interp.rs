@@ -32,7 +32,7 @@ use crate::code::{self, Code, Op, NONE};
 pub use crate::error::RuntimeError;
 use crate::error::{fail, fail_as, fail_with, Ctrl, Cx, ErrorKind, R};
 use crate::ops;
-use crate::value::{Closure, DictKey, IndexKey, StructVal, Value};
+use crate::value::{Closure, DictKey, IndexKey, RangeVal, StructVal, Value};
 
 /// Stack a call must leave free; below it, recursion is reported as a stack
 /// overflow instead of crashing the process.
@@ -1026,6 +1026,65 @@ impl Interp {
         Ok(())
     }
 
+    /// The `ForRange` instruction (see `code::Op`), out of the
+    /// instruction loop: whether the loop is counted (else the range is
+    /// in `it` for the general loop).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn op_for_range(
+        &mut self,
+        code: &Code,
+        base: usize,
+        args: u32,
+        n: u32,
+        it: u32,
+        counter: u32,
+        e: u32,
+    ) -> R<bool> {
+        let at = base + args as usize;
+        let ints = match (n, self.stack.get(at..at + n as usize)) {
+            (1, Some([Value::Int(b)])) => Some((0, *b, 1)),
+            (2, Some([Value::Int(a), Value::Int(b)])) => Some((*a, *b, 1)),
+            (3, Some([Value::Int(a), Value::Int(b), Value::Int(c)])) if *c != 0 => Some((*a, *b, *c)),
+            _ => None,
+        };
+        let r = match ints {
+            Some((start, stop, step)) if self.progress.is_none() => RangeVal { start, stop, step },
+            _ => match self.range_value(code, at, n, e)? {
+                Value::Range(r) if self.progress.is_none() => RangeVal { ..*r },
+                v => {
+                    // A bar waits: the general loop draws it (or, for the
+                    // bar's own loop, consumes it).
+                    store(&mut self.stack[base + it as usize], v);
+                    return Ok(false);
+                }
+            },
+        };
+        let c = base + counter as usize;
+        store(&mut self.stack[c], Value::Int(r.len() as i64));
+        store(&mut self.stack[c + 1], Value::Int(r.start));
+        store(&mut self.stack[c + 2], Value::Int(r.step));
+        Ok(true)
+    }
+
+    /// The value of the `range` call `exprs[e]` whose `n` positional
+    /// arguments are in `stack[at..at + n]`, made by the builtin (its
+    /// conversions and its errors), for a `ForRange` whose arguments are
+    /// not all Ints.
+    #[cold]
+    #[inline(never)]
+    fn range_value(&mut self, code: &Code, at: usize, n: u32, e: u32) -> R<Value> {
+        let span = code.exprs.get(e as usize).map_or(Span::default(), |&e| {
+            // SAFETY: as for `ForOther`.
+            unsafe { &*e }.span
+        });
+        let mut argv = builtins::ArgVec::new();
+        for k in 0..n as usize {
+            argv.push(take(&mut self.stack[at + k]));
+        }
+        builtins::host_builtin(self, twill_check::builtins::HostFn::Range, argv, span)
+    }
+
     /// The `call_method` instruction (see `code::Op`), out of the
     /// instruction loop, whose registers its code would otherwise take.
     #[inline(never)]
@@ -1453,6 +1512,44 @@ impl Interp {
                     };
                     store(&mut self.stack[c], Value::Int(after as i64));
                     store(&mut self.stack[base + var as usize], x);
+                }
+                Op::ForRange {
+                    args,
+                    n,
+                    it,
+                    counter,
+                    other,
+                    e,
+                } => {
+                    if !self.op_for_range(code, base, args, n, it, counter, e)? {
+                        pc = other as usize;
+                    }
+                }
+                Op::ForRangeNext {
+                    counter,
+                    var,
+                    exit,
+                    span: s,
+                } => {
+                    poll_interrupt(span(s))?;
+                    let c = base + counter as usize;
+                    let (Value::Int(left), Value::Int(x), Value::Int(step)) =
+                        (&self.stack[c], &self.stack[c + 1], &self.stack[c + 2])
+                    else {
+                        pc = exit as usize;
+                        continue;
+                    };
+                    let (left, x, step) = (*left, *x, *step);
+                    // The count is a u64's bits (a range may hold 2^64 - 1
+                    // values); the value after the last may wrap and is
+                    // never read.
+                    if left == 0 {
+                        pc = exit as usize;
+                        continue;
+                    }
+                    store(&mut self.stack[c], Value::Int(left.wrapping_sub(1)));
+                    store(&mut self.stack[c + 1], Value::Int(x.wrapping_add(step)));
+                    store(&mut self.stack[base + var as usize], Value::Int(x));
                 }
                 Op::ForOther { it, var, e, span: s } => {
                     let v = take(&mut self.stack[base + it as usize]);
