@@ -372,6 +372,18 @@ pub(crate) enum Op {
         span: u32,
         ispan: u32,
     },
+    /// `dst = base[idx].members[m]`: `Index` and then `Field`, without the
+    /// element in a register between them (a struct in an Arr is read in
+    /// place, its count untouched); `ispan` is the index expression's span
+    /// and `ispan + 1` the index's own, as `Index` has them.
+    IndexField {
+        dst: u32,
+        base: u32,
+        idx: u32,
+        ispan: u32,
+        m: u32,
+        span: u32,
+    },
     /// A list literal with no list literal among its items, whose values
     /// are in `args..args + n` (`interp::list_value`).
     MakeList {
@@ -669,6 +681,7 @@ impl Compiler {
                 | Op::Assign { .. }
                 | Op::Field { .. }
                 | Op::Index { .. }
+                | Op::IndexField { .. }
                 | Op::MakeList { .. }
                 | Op::CallBuiltin { .. }
                 | Op::CallMethod { .. }
@@ -946,6 +959,38 @@ impl Compiler {
                 self.expr(f, Some(callee));
                 let span = self.span(e.span);
                 self.call(callee, args, span, dst, mark)
+            }
+            H::Field(inner, member) if matches!(&inner.kind, H::Index(_, items) if matches!(&items[..], [hir::IndexItem::Single(_)])) =>
+            {
+                let H::Index(base, items) = &inner.kind else {
+                    return self.fallback(e, dst);
+                };
+                let [hir::IndexItem::Single(i)] = &items[..] else {
+                    return self.fallback(e, dst);
+                };
+                let mark = self.next;
+                let mut rb = self.expr(base, None);
+                if self.is_local(rb) && writes_locals(i) {
+                    let t = self.temp();
+                    self.emit(Op::Move { dst: t, src: rb });
+                    rb = t;
+                }
+                let ri = self.expr(i, None);
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let ispan = self.span(inner.span);
+                self.span(i.span);
+                let m = self.member(*member);
+                let span = self.span(e.span);
+                self.emit(Op::IndexField {
+                    dst: d,
+                    base: rb,
+                    idx: ri,
+                    ispan,
+                    m,
+                    span,
+                });
+                d
             }
             H::Field(base, member) => {
                 let mark = self.next;

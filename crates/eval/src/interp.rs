@@ -1026,6 +1026,73 @@ impl Interp {
         Ok(())
     }
 
+    /// The value of field `members[m]` of `bv` for `Field` and
+    /// `IndexField` (see `code::Op`) when it is not a struct field at the
+    /// checker's offset: by name through the instruction's cache, or
+    /// `builtins::field` (the other kinds, and the errors).
+    #[inline(never)]
+    fn field_value(&mut self, code: &Code, bv: &Value, m: u32, s: u32) -> R<Value> {
+        let span = |i: u32| code.spans.get(i as usize).copied().unwrap_or_default();
+        let member = code
+            .members
+            .get(m as usize)
+            .copied()
+            .unwrap_or(Member::Dynamic(Sym(0), None, None));
+        let cached = |st: &StructVal| {
+            let c = code.field_cache.get(m as usize)?.borrow();
+            let (def, at) = c.as_ref()?;
+            Rc::ptr_eq(def, &st.def).then_some(*at as usize)
+        };
+        let v = match (bv, member) {
+            (Value::Struct(st), Member::Offset(i, _)) if (i as usize) < st.fields.len() => {
+                fast_clone(&st.fields[i as usize])
+            }
+            (Value::Struct(st), Member::Dynamic(sym, ..)) => {
+                let at = cached(st).or_else(|| {
+                    let at = st.def.field_offset(sym)?;
+                    if let Some(c) = code.field_cache.get(m as usize) {
+                        *c.borrow_mut() = Some((st.def.clone(), at as u32));
+                    }
+                    Some(at)
+                });
+                match at.and_then(|i| st.fields.get(i)) {
+                    Some(v) => fast_clone(v),
+                    None => builtins::field(self, bv, member, span(s))?,
+                }
+            }
+            _ => builtins::field(self, bv, member, span(s))?,
+        };
+        Ok(v)
+    }
+
+    /// `IndexField` (see `code::Op`) past its fast path: `Index`, then
+    /// `Field` of the element, with their errors and spans.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn index_field(
+        &mut self,
+        code: &Code,
+        base: usize,
+        b: u32,
+        idx: u32,
+        ispan: u32,
+        m: u32,
+        s: u32,
+    ) -> R<Value> {
+        let span = |i: u32| code.spans.get(i as usize).copied().unwrap_or_default();
+        let (bv, iv) = (&self.stack[base + b as usize], &self.stack[base + idx as usize]);
+        let elem = match (bv, iv) {
+            (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
+                fast_clone(&items[*i as usize])
+            }
+            _ => {
+                let (bv, iv) = (bv.clone(), iv.clone());
+                builtins::index(&bv, &[IndexKey::Single(iv, span(ispan + 1))], span(ispan))?
+            }
+        };
+        self.field_value(code, &elem, m, s)
+    }
+
     /// The `ForRange` instruction (see `code::Op`), out of the
     /// instruction loop: whether the loop is counted (else the range is
     /// in `it` for the general loop).
@@ -1673,40 +1740,15 @@ impl Interp {
                     m,
                     span: s,
                 } => {
-                    let bv = &self.stack[base + b as usize];
-                    let member =
-                        code.members
-                            .get(m as usize)
-                            .copied()
-                            .unwrap_or(Member::Dynamic(Sym(0), None, None));
-                    let cached = |st: &StructVal| {
-                        let c = code.field_cache.get(m as usize)?.borrow();
-                        let (def, at) = c.as_ref()?;
-                        Rc::ptr_eq(def, &st.def).then_some(*at as usize)
-                    };
-                    let v = match (bv, member) {
-                        (Value::Struct(st), Member::Offset(i, _)) if (i as usize) < st.fields.len() => {
-                            fast_clone(&st.fields[i as usize])
+                    let v = match (&self.stack[base + b as usize], code.members.get(m as usize)) {
+                        (Value::Struct(st), Some(Member::Offset(i, _)))
+                            if (*i as usize) < st.fields.len() =>
+                        {
+                            fast_clone(&st.fields[*i as usize])
                         }
-                        (Value::Struct(st), Member::Dynamic(sym, ..)) => {
-                            let at = cached(st).or_else(|| {
-                                let at = st.def.field_offset(sym)?;
-                                if let Some(c) = code.field_cache.get(m as usize) {
-                                    *c.borrow_mut() = Some((st.def.clone(), at as u32));
-                                }
-                                Some(at)
-                            });
-                            match at.and_then(|i| st.fields.get(i)) {
-                                Some(v) => fast_clone(v),
-                                None => {
-                                    let bv = bv.clone();
-                                    builtins::field(self, &bv, member, span(s))?
-                                }
-                            }
-                        }
-                        _ => {
-                            let bv = bv.clone();
-                            builtins::field(self, &bv, member, span(s))?
+                        (bv, _) => {
+                            let bv = fast_clone(bv);
+                            self.field_value(code, &bv, m, s)?
                         }
                     };
                     store(&mut self.stack[base + dst as usize], v);
@@ -1727,6 +1769,33 @@ impl Interp {
                             let (bv, iv) = (bv.clone(), iv.clone());
                             builtins::index(&bv, &[IndexKey::Single(iv, span(ispan))], span(s))?
                         }
+                    };
+                    store(&mut self.stack[base + dst as usize], v);
+                }
+                Op::IndexField {
+                    dst,
+                    base: b,
+                    idx,
+                    ispan,
+                    m,
+                    span: s,
+                } => {
+                    let v = match (&self.stack[base + b as usize], &self.stack[base + idx as usize]) {
+                        (Value::Arr(items), Value::Int(i)) => {
+                            match (items.get(*i as usize), code.members.get(m as usize)) {
+                                (Some(Value::Struct(st)), Some(Member::Offset(f, _)))
+                                    if *i >= 0 && (*f as usize) < st.fields.len() =>
+                                {
+                                    Some(fast_clone(&st.fields[*f as usize]))
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    let v = match v {
+                        Some(v) => v,
+                        None => self.index_field(code, base, b, idx, ispan, m, s)?,
                     };
                     store(&mut self.stack[base + dst as usize], v);
                 }
