@@ -502,7 +502,88 @@ pub(crate) fn compile(body: &hir::Expr, num_locals: u32) -> Code {
     };
     let r = c.expr(body, None);
     c.emit(Op::Return { src: r });
-    c.code
+    let mut code = c.code;
+    thread_returns(&mut code);
+    code
+}
+
+/// Where `op` may jump (a `NONE` target is none).
+fn targets(op: &Op) -> [u32; 2] {
+    match *op {
+        Op::Jump { to }
+        | Op::JumpIfNot { to, .. }
+        | Op::JumpIf { to, .. }
+        | Op::JumpUnless { to, .. }
+        | Op::UnlessLt { to, .. }
+        | Op::UnlessLe { to, .. }
+        | Op::UnlessGt { to, .. }
+        | Op::UnlessGe { to, .. }
+        | Op::UnlessEq { to, .. }
+        | Op::UnlessNe { to, .. }
+        | Op::Loop { to, .. } => [to, NONE],
+        Op::ForPrep { other, .. } | Op::ForRange { other, .. } => [other, NONE],
+        Op::ForNext { exit, .. } | Op::ForRangeNext { exit, .. } => [exit, NONE],
+        Op::Eval { brk, cont, .. } | Op::Exec { brk, cont, .. } => [brk, cont],
+        Op::Const { .. }
+        | Op::Move { .. }
+        | Op::LoadGlobal { .. }
+        | Op::StoreGlobal { .. }
+        | Op::LoadCapture { .. }
+        | Op::Binary { .. }
+        | Op::BinaryK { .. }
+        | Op::Add { .. }
+        | Op::Sub { .. }
+        | Op::Mul { .. }
+        | Op::Div { .. }
+        | Op::Mod { .. }
+        | Op::Not { .. }
+        | Op::ForOther { .. }
+        | Op::CheckGlobal { .. }
+        | Op::CallGlobal { .. }
+        | Op::CheckCall { .. }
+        | Op::Call { .. }
+        | Op::Assign { .. }
+        | Op::Field { .. }
+        | Op::Index { .. }
+        | Op::IndexField { .. }
+        | Op::MakeList { .. }
+        | Op::CallBuiltin { .. }
+        | Op::CallMethod { .. }
+        | Op::MutMethod { .. }
+        | Op::AssignPath { .. }
+        | Op::Return { .. } => [NONE, NONE],
+    }
+}
+
+/// Returns without the jumps and copies in front of them: a `Jump` to a
+/// `Return` is that `Return`, and `Move { dst, src }` followed by
+/// `Return { src: dst }` that nothing jumps to is `Return { src }` (the
+/// `Return` left behind is never reached). An `if`/`else` whose branch
+/// is the function's value then returns from the branch: a leaf call of a
+/// recursive function runs two instructions fewer.
+fn thread_returns(code: &mut Code) {
+    for i in 0..code.ops.len() {
+        if let Some(Op::Jump { to }) = code.ops.get(i) {
+            if let Some(&ret @ Op::Return { .. }) = code.ops.get(*to as usize) {
+                code.ops[i] = ret;
+            }
+        }
+    }
+    let mut target = vec![false; code.ops.len()];
+    for op in &code.ops {
+        for t in targets(op) {
+            if let Some(slot) = target.get_mut(t as usize) {
+                *slot = true;
+            }
+        }
+    }
+    for i in 0..code.ops.len().saturating_sub(1) {
+        if let (Op::Move { dst, src }, Op::Return { src: r }) = (code.ops[i], code.ops[i + 1]) {
+            if r == dst && !target[i + 1] {
+                code.ops[i] = Op::Return { src };
+            }
+        }
+    }
 }
 
 /// The arguments of `e` when it is a call of `range` with one to three

@@ -1892,7 +1892,9 @@ impl Interp {
                     self.assign_keys(root, &keys, op, v, span(s), None, Span::default(), f)?;
                 }
                 Op::Return { src } => {
-                    let v = take(&mut self.stack[base + src as usize]);
+                    // A local's register is copied (`thread_returns` may
+                    // return one directly): a module's locals outlive it.
+                    let v = src_value(&mut self.stack, code, base, src);
                     store(&mut self.stack[out], v);
                     return Ok(());
                 }
