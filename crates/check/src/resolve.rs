@@ -1609,17 +1609,40 @@ impl Pass<'_> {
                     check = Some(RtType::Crosscheck(d));
                 }
             }
-        } else if path.is_empty() && op.is_none() && root_ty.is_known() {
-            if !vty.fits(&root_ty) {
-                self.err(
-                    Diagnostic::error(
+        } else if sliced.is_none() && root_ty.is_known() {
+            // A declared type: an annotated variable's, or a typed struct
+            // field's, Arr element's or Dict value's at the end of a path.
+            // The value (`x op v` for a compound assignment) must fit it:
+            // statically when its type is known, else checked (and an Int
+            // made an F64) as it is stored.
+            let place = match path.last() {
+                None => "a variable",
+                Some(hir::PathElem::Field(..)) => "a field",
+                Some(hir::PathElem::Index(..)) => "an element",
+            };
+            let result = match op {
+                None => vty.clone(),
+                Some(op) => silent_binop(op, &root_ty, &vty),
+            };
+            if !result.fits(&root_ty) {
+                let diag = match op {
+                    None => Diagnostic::error(
                         value.span,
-                        format!("cannot assign a `{vty}` to a variable of type `{root_ty}`"),
+                        format!("cannot assign a `{vty}` to {place} of type `{root_ty}`"),
                     )
                     .with_label(format!("this is {vty}")),
-                );
+                    Some(op) => Diagnostic::error(
+                        span,
+                        format!(
+                            "`{}=` would make {place} of type `{root_ty}` a `{result}`",
+                            op.symbol()
+                        ),
+                    )
+                    .with_label(format!("`{root_ty} {} {vty}` is {result}", op.symbol())),
+                };
+                self.err(diag);
             }
-            if vty != root_ty {
+            if result != root_ty {
                 check = Some(RtType::from_ty(&root_ty));
             }
         }
@@ -1676,8 +1699,8 @@ impl Pass<'_> {
 
     /// Resolves an assignment target: a mutable variable followed by any
     /// chain of indexing and field access; the type is the variable's, or
-    /// what is known of the element or field a path ends at (used for the
-    /// path's own members; the assignment checks only a variable's type).
+    /// what is known of the element or field a path ends at (the type the
+    /// assignment's value must fit, and the path's own members).
     // Only a name, an index or a field is a place; the `_` arm is every other expression.
     #[allow(clippy::wildcard_enum_match_arm)]
     fn lvalue(&mut self, target: &ast::Expr, what: &str) -> Option<(Var, Vec<hir::PathElem>, Ty)> {

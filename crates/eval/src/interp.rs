@@ -2153,6 +2153,19 @@ impl Interp {
                 None => binary_values(op, slot, &v).or_else(|m| fail_with(span, m))?,
             };
         }
+        if let Some(rt) = check {
+            let place = if matches!(last, Key::Field(..)) {
+                "a field"
+            } else {
+                "an element"
+            };
+            v = conform(v, rt).or_else(|(want, got)| {
+                fail(
+                    value_span,
+                    format!("cannot assign a `{got}` to {place} of type `{want}`"),
+                )
+            })?;
+        }
         store(slot, v);
         Ok(())
     }
