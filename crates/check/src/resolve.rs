@@ -3957,6 +3957,16 @@ impl Pass<'_> {
             }
         }
         let mut ty = host_method_type(&rty, mref);
+        if let (Ty::Dict(_, v), Some(HostMethod::Get)) = (&rty, mref.host) {
+            // `d.get(k)` is an Opt of the value; `d.get(k, default)` is the
+            // value, or the default when the key is missing: the value's
+            // type when the default has exactly that type.
+            ty = match ptys.as_slice() {
+                [_] => Ty::Opt(v.clone()),
+                [_, d] if d == &**v => (**v).clone(),
+                _ => Ty::Unknown,
+            };
+        }
         if rty == Ty::Tape && mref.host == Some(HostMethod::Watch) {
             // A watched tensor is the same tensor, recorded (spec §8).
             if let Some(Ty::Tensor(d)) = ptys.first() {

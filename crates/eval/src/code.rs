@@ -41,6 +41,7 @@
 
 use twill_check::builtins::{Builtin, HostFn};
 use twill_check::hir::{self, ExprKind as H, Member, PathElem, Stmt, Var};
+use twill_check::RtType;
 use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
 
@@ -437,6 +438,14 @@ pub(crate) enum Step {
     Field { m: u32, span: u32 },
 }
 
+/// An `AssignPath`'s steps, and the check of a declared type the value
+/// must pass as it is stored (`hir::Assign::check`) with the value's span
+/// for its error (an index into [`Code::spans`]).
+pub(crate) struct PathCode {
+    pub steps: Vec<Step>,
+    pub check: Option<(RtType, u32)>,
+}
+
 /// One field read's inline cache (see [`Code::field_cache`]).
 pub(crate) type FieldCache = std::cell::RefCell<Option<(std::rc::Rc<hir::StructDef>, u32)>>;
 
@@ -456,7 +465,7 @@ pub(crate) struct Code {
     /// the checker did not know is looked up once per definition). The
     /// cache holds the definition, so its address cannot be reused.
     pub field_cache: Vec<FieldCache>,
-    pub paths: Vec<Vec<Step>>,
+    pub paths: Vec<PathCode>,
     /// Registers the code uses: at least the function's locals.
     pub frame: u32,
     /// The function's locals, the registers below this.
@@ -1186,7 +1195,7 @@ impl Compiler {
             PathElem::Index(items, _) => matches!(&items[..], [hir::IndexItem::Single(_)]),
             PathElem::Field(..) => true,
         });
-        if !simple || a.check.is_some() {
+        if !simple {
             return false;
         }
         // A local as an index, or as the value, is read in place when no
@@ -1235,7 +1244,8 @@ impl Compiler {
                 },
             });
         }
-        self.code.paths.push(steps);
+        let check = a.check.clone().map(|rt| (rt, self.span(a.value.span)));
+        self.code.paths.push(PathCode { steps, check });
         let path = (self.code.paths.len() - 1) as u32;
         let span = self.span(a.span);
         self.emit(Op::AssignPath {

@@ -1820,9 +1820,22 @@ impl Interp {
                     path,
                     span: s,
                 } => {
-                    let steps = code.paths.get(path as usize).map_or(&[][..], |p| &p[..]);
+                    let Some(pc) = code.paths.get(path as usize) else {
+                        continue;
+                    };
+                    let steps = &pc.steps[..];
+                    // A declared type to check (`hir::Assign::check`): the
+                    // general path checks it, unless `v` already has it.
+                    let checked = match &pc.check {
+                        None => true,
+                        Some((rt, _)) => {
+                            op.is_none() && already_conforms(&self.stack[base + src as usize], rt)
+                        }
+                    };
                     // `a[i] = v` on a local Arr with `i` in range: in place.
-                    if let (Var::Local(r), None, [code::Step::Index { reg, .. }]) = (root, op, steps) {
+                    if let (true, Var::Local(r), None, [code::Step::Index { reg, .. }]) =
+                        (checked, root, op, steps)
+                    {
                         let ri = base + r as usize;
                         let at = match (&self.stack[ri], &self.stack[base + *reg as usize]) {
                             (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
@@ -1840,7 +1853,7 @@ impl Interp {
                     }
                     // `d[k] = v` and `d[k] op= v` (numbers, the key there) on
                     // a local Dict: one lookup, in place.
-                    if let (Var::Local(r), [code::Step::Index { reg, .. }]) = (root, steps) {
+                    if let (true, Var::Local(r), [code::Step::Index { reg, .. }]) = (checked, root, steps) {
                         if self.set_dict_entry(
                             base + r as usize,
                             base + *reg as usize,
@@ -1852,8 +1865,11 @@ impl Interp {
                     }
                     // `a[i].f = v` and `a[i].f op= v` on a local Arr of structs,
                     // numbers for the compound form: in place.
-                    if let (Var::Local(r), [code::Step::Index { reg, .. }, code::Step::Field { m, .. }]) =
-                        (root, steps)
+                    if let (
+                        true,
+                        Var::Local(r),
+                        [code::Step::Index { reg, .. }, code::Step::Field { m, .. }],
+                    ) = (checked, root, steps)
                     {
                         if let Some(member) = code.members.get(*m as usize).copied() {
                             if self.set_elem_field(
@@ -1889,7 +1905,11 @@ impl Interp {
                         });
                     }
                     let v = src_value(&mut self.stack, code, base, src);
-                    self.assign_keys(root, &keys, op, v, span(s), None, Span::default(), f)?;
+                    let (check, value_span) = match &pc.check {
+                        Some((rt, vs)) => (Some(rt), span(*vs)),
+                        None => (None, Span::default()),
+                    };
+                    self.assign_keys(root, &keys, op, v, span(s), check, value_span, f)?;
                 }
                 Op::Return { src } => {
                     // A local's register is copied (`thread_returns` may
