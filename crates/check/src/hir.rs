@@ -222,9 +222,12 @@ pub enum ExprKind {
         func: Rc<Function>,
         captures: Box<[Capture]>,
     },
+    /// A struct literal's field values in the definition's order, each
+    /// with the declared type it is checked against while running (an Int
+    /// made an F64) where the checker could not tell that it has it.
     StructLit {
         def: Rc<StructDef>,
-        fields: Box<[Expr]>,
+        fields: Box<[(Expr, Option<RtType>)]>,
     },
     /// The checker's claim that the expression is a tensor of this dtype,
     /// verified when the program runs (only when cross-checking).

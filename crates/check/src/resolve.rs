@@ -4055,11 +4055,13 @@ impl Pass<'_> {
             }
             return (H::Unit, Ty::Unknown);
         };
-        let mut slots: Vec<Option<hir::Expr>> = (0..def.fields.len()).map(|_| None).collect();
+        let mut slots: Vec<Option<(hir::Expr, Option<RtType>)>> =
+            (0..def.fields.len()).map(|_| None).collect();
         for (fname, fe) in fields {
             let (h, t) = self.expr(fe);
             match def.field_index(&fname.name) {
                 Some(i) => {
+                    let mut check = None;
                     if slots[i].is_some() {
                         self.err(Diagnostic::error(
                             fname.span,
@@ -4076,8 +4078,11 @@ impl Pass<'_> {
                                 .with_label(format!("this is {t}")),
                             );
                         }
+                        if want.is_known() && t != *want {
+                            check = Some(RtType::from_ty(want));
+                        }
                     }
-                    slots[i] = Some(h);
+                    slots[i] = Some((h, check));
                 }
                 None => self.err(
                     Diagnostic::error(

@@ -521,8 +521,19 @@ impl Interp {
             }
             H::StructLit { def, fields } => {
                 let mut vals = Vec::with_capacity(fields.len());
-                for it in fields {
-                    vals.push(self.eval(it, f)?);
+                for (i, (it, check)) in fields.iter().enumerate() {
+                    let v = self.eval(it, f)?;
+                    let v = match check {
+                        Some(rt) => conform(v, rt).or_else(|(want, got)| {
+                            let name = def.fields.get(i).map_or("?", |n| &**n);
+                            fail(
+                                it.span,
+                                format!("field `{name}` is `{want}` but this value is `{got}`"),
+                            )
+                        })?,
+                        None => v,
+                    };
+                    vals.push(v);
                 }
                 Ok(Value::Struct(Rc::new(StructVal {
                     def: def.clone(),
