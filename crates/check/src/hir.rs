@@ -76,6 +76,11 @@ pub struct MutMethod {
     pub path: Vec<PathElem>,
     pub method: HostMethod,
     pub args: Box<[Expr]>,
+    /// The argument that becomes an element of a typed Arr (`push`'s
+    /// value, `insert`'s second) and the element type it is checked
+    /// against while running (an Int made an F64), where the checker
+    /// could not tell that it has it.
+    pub check: Option<(usize, RtType)>,
 }
 
 /// `root.path… op= value`.

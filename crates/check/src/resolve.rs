@@ -1609,7 +1609,7 @@ impl Pass<'_> {
                     check = Some(RtType::Crosscheck(d));
                 }
             }
-        } else if sliced.is_none() && root_ty.is_known() {
+        } else if sliced.is_none() && root_ty.is_known() && self.declared_place(target, root, &path) {
             // A declared type: an annotated variable's, or a typed struct
             // field's, Arr element's or Dict value's at the end of a path.
             // The value (`x op v` for a compound assignment) must fit it:
@@ -1654,6 +1654,26 @@ impl Pass<'_> {
             span,
             check,
         })));
+    }
+
+    /// Whether the place a path from `root` ends at has a declared type
+    /// (an annotated variable or parameter, or a struct field and what is
+    /// inside it), which assignments and element-adding methods must
+    /// respect. In an inferred `var` (spec §10) the types of what the
+    /// literal it started from holds are inferred too, and its elements may
+    /// take other types, as its own assignments may.
+    // Only a name, an index or a field is a place; the `_` arm is every other expression.
+    #[allow(clippy::wildcard_enum_match_arm)]
+    fn declared_place(&mut self, target: &ast::Expr, root: Var, path: &[hir::PathElem]) -> bool {
+        let mut e = target;
+        let name = loop {
+            match &e.kind {
+                A::Name(n) => break n,
+                A::Index { base, .. } | A::Field { base, .. } => e = base,
+                _ => return false,
+            }
+        };
+        path.iter().any(|p| matches!(p, hir::PathElem::Field(..))) || self.inferred_decl(name, root).is_none()
     }
 
     /// `x[s] = v` or `x[s] op= v` into a tensor of dtype `d` (spec §11.2):
@@ -3138,13 +3158,16 @@ impl Pass<'_> {
 
     /// Positional arguments, the i-th resolved where `expected[i]` is
     /// expected.
-    fn positional_expect(
+    /// Positional arguments, each checked with the type it is expected to
+    /// have (a contextual literal takes it): their HIR and their types.
+    fn positional_typed(
         &mut self,
         args: &[ast::Arg],
         what: &str,
         expected: &[Option<Ty>],
-    ) -> Vec<hir::Expr> {
+    ) -> (Vec<hir::Expr>, Vec<Ty>) {
         let mut out = Vec::with_capacity(args.len());
+        let mut tys = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             if let Some(n) = &a.name {
                 self.err(
@@ -3152,10 +3175,11 @@ impl Pass<'_> {
                         .with_note("keyword arguments are for builtin operations and user functions"),
                 );
             }
-            let (h, _) = self.expr_expect(&a.value, expected.get(i).and_then(Option::as_ref));
+            let (h, t) = self.expr_expect(&a.value, expected.get(i).and_then(Option::as_ref));
             out.push(h);
+            tys.push(t);
         }
-        out
+        (out, tys)
     }
 
     fn arity_error(&mut self, span: Span, name: &str, want: String, got: usize) {
@@ -3874,7 +3898,31 @@ impl Pass<'_> {
                     } else {
                         Vec::new()
                     };
-                    let hargs = self.positional_expect(args, &format!("`{name}`"), &expected);
+                    let (hargs, tys) = self.positional_typed(args, &format!("`{name}`"), &expected);
+                    // The value that becomes an element must fit the
+                    // element type: statically when its type is known,
+                    // else checked while running.
+                    let mut check = None;
+                    let declared = self.declared_place(receiver, root, &path);
+                    for (i, (want, (got, arg))) in expected.iter().zip(tys.iter().zip(args)).enumerate() {
+                        if !declared {
+                            break;
+                        }
+                        let Some(want) = want.as_ref().filter(|w| w.is_known()) else {
+                            continue;
+                        };
+                        if !got.fits(want) {
+                            self.err(
+                                Diagnostic::error(
+                                    arg.value.span,
+                                    format!("`{name}` would put a value of type `{got}` into an `{}`", rt.0),
+                                )
+                                .with_label(format!("this is {got}")),
+                            );
+                        } else if got != want && host != HostMethod::Extend {
+                            check = Some((i, RtType::from_ty(want)));
+                        }
+                    }
                     let ty = host_method_type(&rt.0, mref);
                     return (
                         H::MutMethod(Box::new(hir::MutMethod {
@@ -3882,6 +3930,7 @@ impl Pass<'_> {
                             path,
                             method: host,
                             args: hargs.into(),
+                            check,
                         })),
                         ty,
                     );
@@ -4058,7 +4107,10 @@ impl Pass<'_> {
         let mut slots: Vec<Option<(hir::Expr, Option<RtType>)>> =
             (0..def.fields.len()).map(|_| None).collect();
         for (fname, fe) in fields {
-            let (h, t) = self.expr(fe);
+            // The field's declared type is the value's context: a list
+            // literal for an `Arr[Int]` field is an Arr (spec §11.1).
+            let want = def.field_index(&fname.name).and_then(|i| tys.get(i)).cloned();
+            let (h, t) = self.expr_expect(fe, want.as_ref());
             match def.field_index(&fname.name) {
                 Some(i) => {
                     let mut check = None;

@@ -443,7 +443,7 @@ impl Interp {
                 let slots = self.eval_slots(&m.args, f)?;
                 builtins::call_method(self, r, m.method, m.sym, slots, ArgSpans(&m.args), e.span)
             }
-            H::MutMethod(m) => self.mut_method(m.root, &m.path, m.method, &m.args, f, e.span),
+            H::MutMethod(m) => self.mut_method(m, f, e.span),
             H::Field(base, member) => {
                 let b = self.eval(base, f)?;
                 builtins::field(self, &b, *member, e.span)
@@ -1212,6 +1212,7 @@ impl Interp {
         for k in 0..m.args.len() {
             argv.push(take(&mut self.stack[at + k]));
         }
+        check_element(m, &mut argv)?;
         let v = match &mut self.stack[base + slot as usize] {
             Value::Arr(rc) => builtins::arr_mut_method(Rc::make_mut(rc), m.method, argv)
                 .or_else(|x| fail_with(e.span, x))?,
@@ -2224,19 +2225,13 @@ impl Interp {
         Ok(keys)
     }
 
-    fn mut_method(
-        &mut self,
-        root: Var,
-        path: &[PathElem],
-        method: HostMethod,
-        args: &[hir::Expr],
-        f: Frame,
-        span: Span,
-    ) -> R<Value> {
-        let mut argv = builtins::ArgVec::with_capacity(args.len());
-        for a in args {
+    fn mut_method(&mut self, m: &hir::MutMethod, f: Frame, span: Span) -> R<Value> {
+        let (root, path, method) = (m.root, &m.path, m.method);
+        let mut argv = builtins::ArgVec::with_capacity(m.args.len());
+        for a in &m.args {
             argv.push(self.eval(a, f)?);
         }
+        check_element(m, &mut argv)?;
         let keys = self.path_keys(path, f)?;
         let syms = self.symbols.clone();
         let Some(mut place) = self.place(root, f) else {
@@ -2498,6 +2493,32 @@ fn store(slot: &mut Value, v: Value) {
         }
         _ => *slot = v,
     }
+}
+
+/// The value a mutating method makes an element of a typed Arr, held to
+/// the element type (`hir::MutMethod::check`): both engines check it once
+/// the arguments are evaluated.
+fn check_element(m: &hir::MutMethod, argv: &mut builtins::ArgVec) -> R<()> {
+    let Some((i, rt)) = &m.check else {
+        return Ok(());
+    };
+    let (Some(slot), Some(arg)) = (argv.get_mut(*i), m.args.get(*i)) else {
+        return Ok(());
+    };
+    if already_conforms(slot, rt) {
+        return Ok(());
+    }
+    let v = std::mem::replace(slot, Value::Unit);
+    *slot = conform(v, rt).or_else(|(want, got)| {
+        fail(
+            arg.span,
+            format!(
+                "`{}` would put a value of type `{got}` into an Arr of `{want}`",
+                m.method.name()
+            ),
+        )
+    })?;
+    Ok(())
 }
 
 /// Releases what a returned call's registers above its caller's frame
