@@ -516,9 +516,11 @@ pub(crate) fn compile(body: &hir::Expr, num_locals: u32) -> Code {
     code
 }
 
-/// Where `op` may jump (a `NONE` target is none).
-fn targets(op: &Op) -> [u32; 2] {
-    match *op {
+/// The jump targets an instruction holds, to read or to patch: its
+/// branch target or loop exit first, then a fallback's `continue` target
+/// (a `NONE` target is none).
+fn jump_slots(op: &mut Op) -> [Option<&mut u32>; 2] {
+    match op {
         Op::Jump { to }
         | Op::JumpIfNot { to, .. }
         | Op::JumpIf { to, .. }
@@ -529,10 +531,10 @@ fn targets(op: &Op) -> [u32; 2] {
         | Op::UnlessGe { to, .. }
         | Op::UnlessEq { to, .. }
         | Op::UnlessNe { to, .. }
-        | Op::Loop { to, .. } => [to, NONE],
-        Op::ForPrep { other, .. } | Op::ForRange { other, .. } => [other, NONE],
-        Op::ForNext { exit, .. } | Op::ForRangeNext { exit, .. } => [exit, NONE],
-        Op::Eval { brk, cont, .. } | Op::Exec { brk, cont, .. } => [brk, cont],
+        | Op::Loop { to, .. } => [Some(to), None],
+        Op::ForPrep { other, .. } | Op::ForRange { other, .. } => [Some(other), None],
+        Op::ForNext { exit, .. } | Op::ForRangeNext { exit, .. } => [Some(exit), None],
+        Op::Eval { brk, cont, .. } | Op::Exec { brk, cont, .. } => [Some(brk), Some(cont)],
         Op::Const { .. }
         | Op::Move { .. }
         | Op::LoadGlobal { .. }
@@ -560,7 +562,7 @@ fn targets(op: &Op) -> [u32; 2] {
         | Op::CallMethod { .. }
         | Op::MutMethod { .. }
         | Op::AssignPath { .. }
-        | Op::Return { .. } => [NONE, NONE],
+        | Op::Return { .. } => [None, None],
     }
 }
 
@@ -580,8 +582,9 @@ fn thread_returns(code: &mut Code) {
     }
     let mut target = vec![false; code.ops.len()];
     for op in &code.ops {
-        for t in targets(op) {
-            if let Some(slot) = target.get_mut(t as usize) {
+        let mut op = *op;
+        for t in jump_slots(&mut op).into_iter().flatten() {
+            if let Some(slot) = target.get_mut(*t as usize) {
                 *slot = true;
             }
         }
@@ -734,51 +737,8 @@ impl Compiler {
 
     /// Sets the target of the jump at `at` to `to`.
     fn patch(&mut self, at: usize, to: u32) {
-        if let Some(op) = self.code.ops.get_mut(at) {
-            match op {
-                Op::Jump { to: t }
-                | Op::JumpIfNot { to: t, .. }
-                | Op::JumpIf { to: t, .. }
-                | Op::JumpUnless { to: t, .. }
-                | Op::UnlessLt { to: t, .. }
-                | Op::UnlessLe { to: t, .. }
-                | Op::UnlessGt { to: t, .. }
-                | Op::UnlessGe { to: t, .. }
-                | Op::UnlessEq { to: t, .. }
-                | Op::UnlessNe { to: t, .. } => *t = to,
-                Op::ForPrep { other, .. } | Op::ForRange { other, .. } => *other = to,
-                Op::ForNext { exit, .. } | Op::ForRangeNext { exit, .. } => *exit = to,
-                Op::Eval { brk, .. } | Op::Exec { brk, .. } => *brk = to,
-                Op::Loop { to: t, .. } => *t = to,
-                Op::Const { .. }
-                | Op::Move { .. }
-                | Op::LoadGlobal { .. }
-                | Op::StoreGlobal { .. }
-                | Op::LoadCapture { .. }
-                | Op::Binary { .. }
-                | Op::BinaryK { .. }
-                | Op::Add { .. }
-                | Op::Sub { .. }
-                | Op::Mul { .. }
-                | Op::Div { .. }
-                | Op::Mod { .. }
-                | Op::Not { .. }
-                | Op::ForOther { .. }
-                | Op::CheckCall { .. }
-                | Op::Call { .. }
-                | Op::CheckGlobal { .. }
-                | Op::CallGlobal { .. }
-                | Op::Assign { .. }
-                | Op::Field { .. }
-                | Op::Index { .. }
-                | Op::IndexField { .. }
-                | Op::MakeList { .. }
-                | Op::CallBuiltin { .. }
-                | Op::CallMethod { .. }
-                | Op::MutMethod { .. }
-                | Op::AssignPath { .. }
-                | Op::Return { .. } => {}
-            }
+        if let Some([Some(t), _]) = self.code.ops.get_mut(at).map(jump_slots) {
+            *t = to;
         }
     }
 
@@ -1532,32 +1492,12 @@ impl Compiler {
                     other: NONE,
                     e: e_idx,
                 });
-                let head = self.here();
-                let poll = self.span(body.span);
-                let next = self.emit(Op::ForRangeNext {
+                self.counted_loop(prep, it, *slot, iter, body, |poll| Op::ForRangeNext {
                     counter,
                     var: *slot,
                     exit: NONE,
                     span: poll,
                 });
-                self.loops.push(Loop {
-                    cont: head,
-                    exits: vec![next],
-                    conts: Vec::new(),
-                });
-                self.effect(body);
-                self.emit(Op::Jump { to: head });
-                let other = self.here();
-                self.patch(prep, other);
-                let body_idx = self.node(body);
-                let span = self.span(iter.span);
-                self.emit(Op::ForOther {
-                    it,
-                    var: *slot,
-                    e: body_idx,
-                    span,
-                });
-                self.close_loop();
                 self.next = outer;
             }
             H::For { slot, iter, body } => {
@@ -1572,38 +1512,53 @@ impl Compiler {
                     counter,
                     other: NONE,
                 });
-                let head = self.here();
-                let poll = self.span(body.span);
-                let next = self.emit(Op::ForNext {
+                self.counted_loop(prep, it, *slot, iter, body, |poll| Op::ForNext {
                     it,
                     counter,
                     var: *slot,
                     exit: NONE,
                     span: poll,
                 });
-                self.loops.push(Loop {
-                    cont: head,
-                    exits: vec![next],
-                    conts: Vec::new(),
-                });
-                self.effect(body);
-                self.emit(Op::Jump { to: head });
-                let other = self.here();
-                self.patch(prep, other);
-                self.code.exprs.push(&**body as *const hir::Expr);
-                let e_idx = (self.code.exprs.len() - 1) as u32;
-                let span = self.span(iter.span);
-                self.emit(Op::ForOther {
-                    it,
-                    var: *slot,
-                    e: e_idx,
-                    span,
-                });
-                self.close_loop();
                 self.next = outer;
             }
             _ => self.effect(e),
         }
+    }
+
+    /// The rest of a counted `for` loop after its set-up instruction
+    /// `prep`: the step instruction `next` makes (given the span its
+    /// interrupt check reports), the body, the back edge, and the general
+    /// loop (`ForOther`) that `prep` sends other iterables to.
+    fn counted_loop(
+        &mut self,
+        prep: usize,
+        it: u32,
+        slot: u32,
+        iter: &hir::Expr,
+        body: &hir::Expr,
+        next: impl FnOnce(u32) -> Op,
+    ) {
+        let head = self.here();
+        let poll = self.span(body.span);
+        let step = self.emit(next(poll));
+        self.loops.push(Loop {
+            cont: head,
+            exits: vec![step],
+            conts: Vec::new(),
+        });
+        self.effect(body);
+        self.emit(Op::Jump { to: head });
+        let other = self.here();
+        self.patch(prep, other);
+        let body_idx = self.node(body);
+        let span = self.span(iter.span);
+        self.emit(Op::ForOther {
+            it,
+            var: slot,
+            e: body_idx,
+            span,
+        });
+        self.close_loop();
     }
 
     /// Sets where the `continue` at `at` (a jump, or a fallback's `cont`)

@@ -1090,17 +1090,8 @@ impl Interp {
         m: u32,
         s: u32,
     ) -> R<Value> {
-        let span = |i: u32| code.spans.get(i as usize).copied().unwrap_or_default();
         let (bv, iv) = (&self.stack[base + b as usize], &self.stack[base + idx as usize]);
-        let elem = match (bv, iv) {
-            (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
-                fast_clone(&items[*i as usize])
-            }
-            _ => {
-                let (bv, iv) = (bv.clone(), iv.clone());
-                builtins::index(&bv, &[IndexKey::Single(iv, span(ispan + 1))], span(ispan))?
-            }
-        };
+        let elem = index_single(code, bv, iv, ispan + 1, ispan)?;
         self.field_value(code, &elem, m, s)
     }
 
@@ -1773,15 +1764,7 @@ impl Interp {
                     ispan,
                 } => {
                     let (bv, iv) = (&self.stack[base + b as usize], &self.stack[base + idx as usize]);
-                    let v = match (bv, iv) {
-                        (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
-                            fast_clone(&items[*i as usize])
-                        }
-                        _ => {
-                            let (bv, iv) = (bv.clone(), iv.clone());
-                            builtins::index(&bv, &[IndexKey::Single(iv, span(ispan))], span(s))?
-                        }
-                    };
+                    let v = index_single(code, bv, iv, ispan, s)?;
                     store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::IndexField {
@@ -2519,6 +2502,24 @@ fn check_element(m: &hir::MutMethod, argv: &mut builtins::ArgVec) -> R<()> {
         )
     })?;
     Ok(())
+}
+
+/// `bv[iv]` with one index, for `Index` and `IndexField`'s element: an
+/// Arr's element in range read in place, anything else through
+/// `builtins::index` with its errors (`ispan` indexes the index's span in
+/// `code.spans`, `s` the indexing expression's).
+#[inline(always)]
+fn index_single(code: &Code, bv: &Value, iv: &Value, ispan: u32, s: u32) -> R<Value> {
+    match (bv, iv) {
+        (Value::Arr(items), Value::Int(i)) if *i >= 0 && (*i as usize) < items.len() => {
+            Ok(fast_clone(&items[*i as usize]))
+        }
+        _ => {
+            let span = |i: u32| code.spans.get(i as usize).copied().unwrap_or_default();
+            let (bv, iv) = (bv.clone(), iv.clone());
+            builtins::index(&bv, &[IndexKey::Single(iv, span(ispan))], span(s))
+        }
+    }
 }
 
 /// Releases what a returned call's registers above its caller's frame
