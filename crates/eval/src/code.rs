@@ -1019,13 +1019,7 @@ impl Compiler {
                     return self.fallback(e, dst);
                 };
                 let mark = self.next;
-                let mut rb = self.expr(base, None);
-                if self.is_local(rb) && writes_locals(i) {
-                    let t = self.temp();
-                    self.emit(Op::Move { dst: t, src: rb });
-                    rb = t;
-                }
-                let ri = self.expr(i, None);
+                let (rb, ri) = self.index_operands(base, i);
                 self.next = mark;
                 let d = dst.unwrap_or_else(|| self.temp());
                 let ispan = self.span(inner.span);
@@ -1122,13 +1116,7 @@ impl Compiler {
             H::Index(base, items) => match &items[..] {
                 [hir::IndexItem::Single(i)] => {
                     let mark = self.next;
-                    let mut rb = self.expr(base, None);
-                    if self.is_local(rb) && writes_locals(i) {
-                        let t = self.temp();
-                        self.emit(Op::Move { dst: t, src: rb });
-                        rb = t;
-                    }
-                    let ri = self.expr(i, None);
+                    let (rb, ri) = self.index_operands(base, i);
                     self.next = mark;
                     let d = dst.unwrap_or_else(|| self.temp());
                     let span = self.span(e.span);
@@ -1523,6 +1511,20 @@ impl Compiler {
             }
             _ => self.effect(e),
         }
+    }
+
+    /// The registers of `base[i]`'s base and index, evaluated in that
+    /// order; a local base is read in place unless the index could assign
+    /// a local first (then it is copied before).
+    fn index_operands(&mut self, base: &hir::Expr, i: &hir::Expr) -> (u32, u32) {
+        let mut rb = self.expr(base, None);
+        if self.is_local(rb) && writes_locals(i) {
+            let t = self.temp();
+            self.emit(Op::Move { dst: t, src: rb });
+            rb = t;
+        }
+        let ri = self.expr(i, None);
+        (rb, ri)
     }
 
     /// The rest of a counted `for` loop after its set-up instruction
