@@ -49,6 +49,9 @@ const STACKS: [usize; 3] = [4 << 30, 1 << 30, 256 << 20];
 static ALLOCATOR: twill_session::reserve::WithReserve = twill_session::reserve::WithReserve;
 
 fn cli(args: Vec<String>) -> i32 {
+    // Taken once the interpreter thread has its stack: the stack is what
+    // a low address-space limit must leave room for first.
+    twill_session::reserve::arm();
     let rest: Vec<String> = args.iter().skip(2).cloned().collect();
     match args.get(1).map(String::as_str) {
         None | Some("repl") => repl::run(),
@@ -119,7 +122,6 @@ fn usage_error(msg: &str) -> i32 {
 }
 
 fn main() {
-    twill_session::reserve::arm();
     std::panic::set_hook(Box::new(|info| {
         let loc = info
             .location()
