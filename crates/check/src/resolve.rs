@@ -4071,7 +4071,14 @@ impl Pass<'_> {
             },
             A::Index { base, .. } => {
                 let (t, m) = self.lvalue_type(base)?;
-                Some((if let Ty::Arr(el) = t { *el } else { Ty::Unknown }, m))
+                // An Arr's element or a Dict's value, as `lvalue` has it.
+                Some((
+                    match t {
+                        Ty::Arr(el) | Ty::Dict(_, el) => *el,
+                        _ => Ty::Unknown,
+                    },
+                    m,
+                ))
             }
             A::Field { base, name } => {
                 let (t, m) = self.lvalue_type(base)?;
