@@ -597,6 +597,18 @@ fn progress(cx: &mut dyn Cx, it: Value, total: Value, label: Value, span: Span) 
     Ok(it)
 }
 
+/// `range`'s start, stop and step from its one to three Int arguments
+/// (`range(n)`, `range(a, b)`, `range(a, b, step)`); `None` for another
+/// count. A zero step is the caller's to refuse.
+pub(crate) fn range_bounds(ints: &[i64]) -> Option<(i64, i64, i64)> {
+    match ints {
+        [n] => Some((0, *n, 1)),
+        [a, b] => Some((*a, *b, 1)),
+        [a, b, s] => Some((*a, *b, *s)),
+        _ => None,
+    }
+}
+
 pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: Span) -> R<Value> {
     // An Int parameter also takes a rank-0 tensor holding an integral
     // value (spec §10.3): `for n in [10, 100] { range(n) }`.
@@ -634,11 +646,8 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                     }
                 }
             }
-            let (start, stop, step) = match ints.as_slice() {
-                [n] => (0, *n, 1),
-                [a, b] => (*a, *b, 1),
-                [a, b, s] => (*a, *b, *s),
-                _ => return fail(span, "`range` takes 1 to 3 arguments"),
+            let Some((start, stop, step)) = range_bounds(&ints) else {
+                return fail(span, "`range` takes 1 to 3 arguments");
             };
             if step == 0 {
                 return fail(span, "`range` step cannot be zero");

@@ -1111,12 +1111,21 @@ impl Interp {
         e: u32,
     ) -> R<bool> {
         let at = base + args as usize;
-        let ints = match (n, self.stack.get(at..at + n as usize)) {
-            (1, Some([Value::Int(b)])) => Some((0, *b, 1)),
-            (2, Some([Value::Int(a), Value::Int(b)])) => Some((*a, *b, 1)),
-            (3, Some([Value::Int(a), Value::Int(b), Value::Int(c)])) if *c != 0 => Some((*a, *b, *c)),
-            _ => None,
-        };
+        let mut ints = [0i64; 3];
+        let all_ints = n <= 3
+            && self.stack.get(at..at + n as usize).is_some_and(|args| {
+                args.iter().zip(&mut ints).all(|(a, i)| match a {
+                    Value::Int(v) => {
+                        *i = *v;
+                        true
+                    }
+                    _ => false,
+                })
+            });
+        let ints = all_ints
+            .then(|| builtins::range_bounds(&ints[..n as usize]))
+            .flatten()
+            .filter(|&(_, _, step)| step != 0);
         let r = match ints {
             Some((start, stop, step)) if self.progress.is_none() => RangeVal { start, stop, step },
             _ => match self.range_value(code, at, n, e)? {
