@@ -155,6 +155,34 @@ fn small_values_filling_memory_are_an_error() {
     }
 }
 
+/// A compiled call releases what its frame held when it returns, as the
+/// tree walker drops a call's temporaries: each call of `g1` makes a
+/// 2 GiB tensor and drops it, and under a 4 GiB address-space cap the
+/// three calls fit one after the other but not two at once. The compiled
+/// engine used to release only the callee's registers above its caller's
+/// frame, and the long top level (the loop's nested calls) kept the first
+/// call's tensor alive into the second (fuzzer seed 62, program 2964).
+#[test]
+fn a_call_releases_its_temporaries_when_it_returns() {
+    let src = "fn g1(p, q = 18) { (if p < 0 { 0 } else { full([2147483648], -0.0, dt=i8)[None, 1::, ...].ndim }) + q }\n\
+               print(g1(1), g1(1, q=1), g1(q=1, p=1))\n\
+               for s in [\"a\", \"b\"] {\n\
+               \x20   print(s, len(str(len([1, 2, 3])) + str(abs(-4)) + str(len([6, 7, 8, 9]))))\n\
+               }\n";
+    for engine in ["compiled", "tree"] {
+        let dir = scratch(&format!("release-{engine}"));
+        let prog = dir.join("p.tw");
+        std::fs::write(&prog, src).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+        cmd.arg("run").arg(format!("--engine={engine}")).arg(&prog);
+        let (code, out, err) = limited(&dir, cmd, "", 4 << 30);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(code, Some(0), "{engine}: {err}");
+        assert_eq!(out, "20 3 3\na 3\nb 3\n", "{engine}");
+        assert_eq!(err, "", "{engine}");
+    }
+}
+
 /// In the REPL, an entry that runs memory out is an error and the session
 /// goes on: while the grown variable still holds its memory (a second
 /// entry that grows another is an error too), and after it is released.

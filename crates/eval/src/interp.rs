@@ -771,8 +771,8 @@ impl Interp {
     /// caller's last live registers, and its frame starts at the first of
     /// them), with `keep` the end of the caller's frame. Nothing above
     /// `keep` is live during the call; the stack is at least `keep` long
-    /// afterwards, and what the callee left above `keep` is released
-    /// (`drop_above`).
+    /// afterwards, and what the callee's frame holds is released, its
+    /// result in `out` excepted (`drop_above`).
     fn enter(&mut self, c: &Rc<Closure>, base: usize, keep: usize, span: Span, out: usize) -> R<()> {
         if let Some(stop) = crate::interrupt::take() {
             self.stack.truncate(keep);
@@ -844,7 +844,7 @@ impl Interp {
                 .map(|v| store(&mut self.stack[out], v)),
         };
         self.depth -= 1;
-        drop_above(&mut self.stack, keep, end);
+        drop_above(&mut self.stack, base.min(keep), end, out);
         if let Err(mut c) = r {
             if let Ctrl::Error(e) = &mut *c {
                 // The call stack (spec §10.9), innermost call first.
@@ -2531,17 +2531,25 @@ fn index_single(code: &Code, bv: &Value, iv: &Value, ispan: u32, s: u32) -> R<Va
     }
 }
 
-/// Releases what a returned call's registers above its caller's frame
-/// hold (`stack[keep..end]`), leaving numbers where they are and the stack
-/// its length: the next call's frame is mostly there already, where
-/// shrinking the stack on every return and growing it again on every call
-/// cost a tenth of a call.
+/// Releases what a returned call's registers hold (`stack[from..end]`,
+/// its whole frame, all of it dead once it returned: the part inside its
+/// caller's frame is the caller's topmost temporaries, its arguments and
+/// above), but the result in `out`; numbers stay where they are, and the
+/// stack keeps its length: the next call's frame is mostly there already,
+/// where shrinking the stack on every return and growing it again on
+/// every call cost a tenth of a call. (Releasing only what lay above the
+/// caller's frame kept a callee's temporaries alive until overwritten:
+/// a 2 GiB tensor a call made and dropped was still held when the next
+/// call made another, so under a memory cap the compiled engine ran out
+/// where the tree walker did not.)
 #[inline(always)]
-fn drop_above(stack: &mut [Value], keep: usize, end: usize) {
+fn drop_above(stack: &mut [Value], from: usize, end: usize, out: usize) {
     let end = end.min(stack.len());
-    if let Some(slots) = stack.get_mut(keep..end) {
-        for slot in slots {
-            if !matches!(slot, Value::Int(_) | Value::F64(_) | Value::Bool(_) | Value::Unit) {
+    if let Some(slots) = stack.get_mut(from..end) {
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if from + i != out
+                && !matches!(slot, Value::Int(_) | Value::F64(_) | Value::Bool(_) | Value::Unit)
+            {
                 *slot = Value::Unit;
             }
         }
