@@ -132,6 +132,18 @@ fn an_arr_grown_until_memory_runs_out_is_an_error() {
     assert!(err.contains("p.tw:3:14 ]"), "{err}");
 }
 
+/// As [`run_limited_to`], under the engine `engine`.
+fn run_engine_limited_to(name: &str, src: &str, engine: &str, limit: u64) -> (Option<i32>, String, String) {
+    let dir = scratch(&format!("{name}-{engine}"));
+    let prog = dir.join("p.tw");
+    std::fs::write(&prog, src).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
+    cmd.arg("run").arg(format!("--engine={engine}")).arg(&prog);
+    let r = limited(&dir, cmd, "", limit);
+    std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
 /// Memory used up by many small values (the fuzzer's seed 14: an Arr of
 /// Arrs grown without end), where no single request is too large and the
 /// allocation that fails is a few bytes: `error: out of memory` at the
@@ -141,13 +153,7 @@ fn an_arr_grown_until_memory_runs_out_is_an_error() {
 fn small_values_filling_memory_are_an_error() {
     let src = "var a = []\nprint(1)\nwhile true { a.push([len(a)]) }\n";
     for engine in ["compiled", "tree"] {
-        let dir = scratch(&format!("small-{engine}"));
-        let prog = dir.join("p.tw");
-        std::fs::write(&prog, src).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
-        cmd.arg("run").arg(format!("--engine={engine}")).arg(&prog);
-        let (code, out, err) = limited(&dir, cmd, "", 2 << 30);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let (code, out, err) = run_engine_limited_to("small", src, engine, 2 << 30);
         assert_eq!(code, Some(1), "{engine}: {err}");
         assert_eq!(out, "1\n", "{engine}");
         assert!(err.starts_with("error: out of memory\n"), "{engine}: {err}");
@@ -170,13 +176,7 @@ fn a_call_releases_its_temporaries_when_it_returns() {
                \x20   print(s, len(str(len([1, 2, 3])) + str(abs(-4)) + str(len([6, 7, 8, 9]))))\n\
                }\n";
     for engine in ["compiled", "tree"] {
-        let dir = scratch(&format!("release-{engine}"));
-        let prog = dir.join("p.tw");
-        std::fs::write(&prog, src).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_twill"));
-        cmd.arg("run").arg(format!("--engine={engine}")).arg(&prog);
-        let (code, out, err) = limited(&dir, cmd, "", 4 << 30);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let (code, out, err) = run_engine_limited_to("release", src, engine, 4 << 30);
         assert_eq!(code, Some(0), "{engine}: {err}");
         assert_eq!(out, "20 3 3\na 3\nb 3\n", "{engine}");
         assert_eq!(err, "", "{engine}");
