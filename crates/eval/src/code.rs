@@ -14,7 +14,8 @@
 //! counted loop (over an Arr or a Str too; over `range(…)` in the loop's
 //! header with no Range made), `and`/`or`/`not`, blocks, `let`, assignment (plain,
 //! compound, and through fields and single indices), field reads, single
-//! index reads, calls of user functions, builtins and methods (arguments
+//! index reads (a literal index as a constant), `len` of a local in place,
+//! calls of user functions, builtins and methods (arguments
 //! in registers, then the shared `call_builtin`/`call_method`; a Dict's
 //! `get` and `contains` in place; a global function whose arguments call
 //! nothing is checked before them and read from its global at the call,
@@ -304,13 +305,16 @@ pub(crate) enum Op {
     /// call nothing (`calls_nothing`), before they are evaluated: the
     /// function is read from the global again by `CallGlobal`, which no
     /// argument can have changed, instead of being kept in a register.
+    /// Left out when no argument can fail (`cannot_fail`): then the
+    /// order of the checks is not seen, and `CallGlobal` makes them.
     CheckGlobal {
         g: u32,
         n: u32,
         span: u32,
     },
     /// Calls the function in the global `g` (see `CheckGlobal`) with the
-    /// `n` arguments in registers `args..args + n`.
+    /// `n` arguments in registers `args..args + n`; a global that is not
+    /// a function of `n` parameters gets `CheckGlobal`'s checks here.
     CallGlobal {
         dst: u32,
         g: u32,
@@ -364,12 +368,14 @@ pub(crate) enum Op {
         m: u32,
         span: u32,
     },
-    /// `dst = base[idx]` with one index (`builtins::index`); `ispan` is the
+    /// `dst = base[idx]` with one index (`builtins::index`), `idx`
+    /// indexing `consts` when `k` (a literal index, `t[0]`); `ispan` is the
     /// index's own span.
     Index {
         dst: u32,
         base: u32,
         idx: u32,
+        k: bool,
         span: u32,
         ispan: u32,
     },
@@ -398,6 +404,15 @@ pub(crate) enum Op {
     CallBuiltin {
         dst: u32,
         args: u32,
+        e: u32,
+    },
+    /// `len(x)` of one positional argument, `exprs[e]` (the `Builtin`
+    /// node), with `x` in `src` read in place (a local's register is not
+    /// copied): an Arr's, a Dict's or a Str's length here, anything else
+    /// through the builtin (`builtins::host_builtin`).
+    Len {
+        dst: u32,
+        src: u32,
         e: u32,
     },
     /// A method call, `exprs[e]` (a `Method` node), with the receiver in
@@ -559,6 +574,7 @@ fn jump_slots(op: &mut Op) -> [Option<&mut u32>; 2] {
         | Op::IndexField { .. }
         | Op::MakeList { .. }
         | Op::CallBuiltin { .. }
+        | Op::Len { .. }
         | Op::CallMethod { .. }
         | Op::MutMethod { .. }
         | Op::AssignPath { .. }
@@ -687,6 +703,15 @@ fn calls_nothing(e: &hir::Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether evaluating `e` cannot fail (a local's or a capture's value, a
+/// literal).
+fn cannot_fail(e: &hir::Expr) -> bool {
+    matches!(
+        e.kind,
+        H::Load(Var::Local(_) | Var::Capture(_)) | H::Int(_) | H::Float(_) | H::Bool(_) | H::Str(_) | H::Unit
+    )
 }
 
 /// A literal's value, for the constant-operand forms: a number, or a
@@ -979,7 +1004,11 @@ impl Compiler {
                 let mark = self.next;
                 let span = self.span(e.span);
                 let n = args.len() as u32;
-                self.emit(Op::CheckGlobal { g: *g, n, span });
+                // Arguments that cannot fail leave no order of errors to
+                // keep: `CallGlobal` checks the callee itself.
+                if !args.iter().all(cannot_fail) {
+                    self.emit(Op::CheckGlobal { g: *g, n, span });
+                }
                 let first = self.arg_values(args.iter());
                 self.next = mark;
                 let d = dst.unwrap_or_else(|| self.temp());
@@ -1065,6 +1094,21 @@ impl Compiler {
                 });
                 d
             }
+            H::Builtin(Builtin::Host(HostFn::Len), args)
+                if args.slots == 1 && matches!(&args.items[..], [(0, _)]) =>
+            {
+                let mark = self.next;
+                let src = self.expr(&args.items[0].1, None);
+                self.next = mark;
+                let d = dst.unwrap_or_else(|| self.temp());
+                let e_idx = self.node(e);
+                self.emit(Op::Len {
+                    dst: d,
+                    src,
+                    e: e_idx,
+                });
+                d
+            }
             H::Builtin(_, args) => {
                 let mark = self.next;
                 let first = self.arg_values(args.items.iter().map(|(_, a)| a));
@@ -1116,7 +1160,17 @@ impl Compiler {
             H::Index(base, items) => match &items[..] {
                 [hir::IndexItem::Single(i)] => {
                     let mark = self.next;
-                    let (rb, ri) = self.index_operands(base, i);
+                    let (rb, ri, k) = match literal(i) {
+                        Some(v) => {
+                            let rb = self.expr(base, None);
+                            self.code.consts.push(v);
+                            (rb, (self.code.consts.len() - 1) as u32, true)
+                        }
+                        None => {
+                            let (rb, ri) = self.index_operands(base, i);
+                            (rb, ri, false)
+                        }
+                    };
                     self.next = mark;
                     let d = dst.unwrap_or_else(|| self.temp());
                     let span = self.span(e.span);
@@ -1125,6 +1179,7 @@ impl Compiler {
                         dst: d,
                         base: rb,
                         idx: ri,
+                        k,
                         span,
                         ispan,
                     });

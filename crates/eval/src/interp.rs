@@ -823,8 +823,14 @@ impl Interp {
         // In a register window the callee's locals start as Unit, as they
         // do above the stack.
         let end = base + size as usize;
-        for k in base + func.params.len()..end.min(self.stack.len()) {
-            store(&mut self.stack[k], Value::Unit);
+        let len = self.stack.len();
+        if let Some(slots) = self
+            .stack
+            .get_mut((base + func.params.len()).min(len)..end.min(len))
+        {
+            for slot in slots {
+                store(slot, Value::Unit);
+            }
         }
         if self.stack.len() < end {
             // `resize_with`, not `resize`: cloning `Value::Unit` into each
@@ -1033,6 +1039,22 @@ impl Interp {
         }
         let slots = self.take_slots(base + args as usize, hargs);
         let v = builtins::call_builtin(self, *b, slots, ArgSpans(hargs), e.span)?;
+        store(&mut self.stack[base + dst as usize], v);
+        Ok(())
+    }
+
+    /// `Len` of anything but an Arr, a Dict or a Str: the builtin's own
+    /// answer (a tensor's first dimension) or error.
+    #[inline(never)]
+    fn len_other(&mut self, code: &Code, base: usize, dst: u32, src: u32, e: u32) -> R<()> {
+        let Some(&e) = code.exprs.get(e as usize) else {
+            return Ok(());
+        };
+        // SAFETY: as for `ForOther`.
+        let e = unsafe { &*e };
+        let mut argv = builtins::ArgVec::new();
+        argv.push(fast_clone(&self.stack[base + src as usize]));
+        let v = builtins::host_builtin(self, twill_check::builtins::HostFn::Len, argv, e.span)?;
         store(&mut self.stack[base + dst as usize], v);
         Ok(())
     }
@@ -1658,6 +1680,9 @@ impl Interp {
                                 Some(Value::Func(c)) => Some(c.clone()),
                                 _ => None,
                             };
+                            // `CheckGlobal`'s checks, where the compiler
+                            // left it out (they passed if it ran).
+                            self.check_global(g, n, span(s), f)?;
                             self.call_with_defaults(c, code, base, dst, args, n, span(s))?;
                             continue;
                         }
@@ -1769,10 +1794,16 @@ impl Interp {
                     dst,
                     base: b,
                     idx,
+                    k,
                     span: s,
                     ispan,
                 } => {
-                    let (bv, iv) = (&self.stack[base + b as usize], &self.stack[base + idx as usize]);
+                    let bv = &self.stack[base + b as usize];
+                    let iv = if k {
+                        code.consts.get(idx as usize).unwrap_or(&Value::Unit)
+                    } else {
+                        &self.stack[base + idx as usize]
+                    };
                     let v = index_single(code, bv, iv, ispan, s)?;
                     store(&mut self.stack[base + dst as usize], v);
                 }
@@ -1813,6 +1844,18 @@ impl Interp {
                     store(&mut self.stack[base + dst as usize], v);
                 }
                 Op::CallBuiltin { dst, args, e } => self.op_call_builtin(code, base, dst, args, e)?,
+                Op::Len { dst, src, e } => {
+                    let n = match &self.stack[base + src as usize] {
+                        Value::Arr(items) => items.len(),
+                        Value::Dict(d) => d.len(),
+                        Value::Str(s) => s.chars().count(),
+                        _ => {
+                            self.len_other(code, base, dst, src, e)?;
+                            continue;
+                        }
+                    };
+                    store(&mut self.stack[base + dst as usize], Value::Int(n as i64));
+                }
                 Op::CallMethod { dst, recv, args, e } => {
                     self.op_call_method(code, base, dst, recv, args, e)?
                 }
@@ -2544,15 +2587,26 @@ fn index_single(code: &Code, bv: &Value, iv: &Value, ispan: u32, s: u32) -> R<Va
 /// where the tree walker did not.)
 #[inline(always)]
 fn drop_above(stack: &mut [Value], from: usize, end: usize, out: usize) {
-    let end = end.min(stack.len());
-    if let Some(slots) = stack.get_mut(from..end) {
-        for (i, slot) in slots.iter_mut().enumerate() {
-            if from + i != out
-                && !matches!(slot, Value::Int(_) | Value::F64(_) | Value::Bool(_) | Value::Unit)
-            {
+    fn release(slots: &mut [Value]) {
+        for slot in slots {
+            if !matches!(slot, Value::Int(_) | Value::F64(_) | Value::Bool(_) | Value::Unit) {
                 *slot = Value::Unit;
             }
         }
+    }
+    let end = end.min(stack.len());
+    let Some(slots) = stack.get_mut(from.min(end)..end) else {
+        return;
+    };
+    // `out` is kept: the slots on either side of it are released (one
+    // test per slot, not a comparison with `out` in the loop).
+    match out.checked_sub(from) {
+        Some(k) if k < slots.len() => {
+            let (below, above) = slots.split_at_mut(k);
+            release(below);
+            release(above.get_mut(1..).unwrap_or_default());
+        }
+        _ => release(slots),
     }
 }
 
