@@ -665,8 +665,8 @@ host_methods! {
     Replace = "replace", [Str], "the Str with every occurrence of a piece replaced";
     Find = "find", [Str], "the character index of a piece, or -1";
     Chars = "chars", [Str], "the characters of the Str, an Arr[Str]";
-    PadLeft = "pad_left", [Str], "the Str padded on the left to n characters: pad_left(n, fill=\" \")";
-    PadRight = "pad_right", [Str], "the Str padded on the right to n characters: pad_right(n, fill=\" \")";
+    PadLeft = "pad_left", [Str], "the Str padded on the left to n characters with the one-character c: pad_left(n, c=\" \")";
+    PadRight = "pad_right", [Str], "the Str padded on the right to n characters with the one-character c: pad_right(n, c=\" \")";
     Repeat = "repeat", [Str], "the Str repeated n times (also s * n)";
     Ord = "ord", [Str], "the code point of a one-character Str, an Int";
     IsDigit = "is_digit", [Str], "whether the Str is not empty and all its characters are numeric";
@@ -758,7 +758,10 @@ impl HostMethod {
     /// keyword arguments, and how many must be given; `None` for the
     /// methods that take positional arguments only.
     pub fn params(self) -> Option<(usize, &'static [&'static str])> {
-        self.figure().map(FigureMethod::params)
+        match self {
+            HostMethod::PadLeft | HostMethod::PadRight => Some((1, &["n", "c"])),
+            _ => self.figure().map(FigureMethod::params),
+        }
     }
 
     /// The figure method this is, if it is one.

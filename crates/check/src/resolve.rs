@@ -1949,11 +1949,14 @@ impl Pass<'_> {
                     }
                 }
             };
+            // The annotation is the default's context (spec §10.3): a
+            // list literal for an `Arr[…]` parameter is an Arr.
+            let ann = p.ty.as_ref().map(|t| self.type_expr(t));
             hide(self, true);
-            let (value, vty) = self.expr(d);
+            let (value, vty) = self.expr_expect(d, ann.as_ref());
             hide(self, false);
             let check = params.get(i).and_then(|(_, rt)| rt.clone());
-            if let Some(ann) = p.ty.as_ref().map(|t| self.type_expr(t)) {
+            if let Some(ann) = ann {
                 if !vty.fits(&ann) {
                     self.err(
                         Diagnostic::error(
@@ -2113,9 +2116,18 @@ impl Pass<'_> {
     fn cond(&mut self, e: &ast::Expr, what: &str) -> hir::Expr {
         let (h, ty) = self.expr(e);
         if ty.is_known() && ty != Ty::Bool {
+            // Spec §10.9: a tensor condition is told how to read it.
+            let help = match &ty {
+                Ty::Tensor(Some(DType::Bool) | None) => {
+                    Some("use .item() to read the value of a one-element tensor, or .all()/.any() for a bool tensor")
+                }
+                Ty::Tensor(Some(_)) => Some("use .item() to read the value"),
+                _ => None,
+            };
             self.err(
                 Diagnostic::error(e.span, format!("{what} must be a Bool, not `{ty}`"))
-                    .with_label(format!("this is {ty}")),
+                    .with_label(format!("this is {ty}"))
+                    .with_help(help.map(str::to_string)),
             );
         }
         h
@@ -2398,13 +2410,29 @@ impl Pass<'_> {
                 if top {
                     // At top level an `Err` or `None` ends the program.
                 } else if let Some(ret) = self.cur().ret.clone() {
+                    let mixed = matches!((&t, &ret), (Ty::Opt(_), Ty::Res(..)) | (Ty::Res(..), Ty::Opt(_)));
                     let ok = matches!(
                         (&t, &ret),
                         (Ty::Res(..), Ty::Res(..))
                             | (Ty::Opt(_), Ty::Opt(_))
                             | (_, Ty::Res(..) | Ty::Opt(_) | Ty::Unknown)
                     );
-                    if !ok {
+                    if mixed {
+                        let (what, ends) = match &t {
+                            Ty::Opt(_) => ("an `Opt`", "a `None` has no error for the `Res` to carry"),
+                            _ => ("a `Res`", "an `Err` cannot end a function that returns an `Opt`"),
+                        };
+                        self.err(
+                            Diagnostic::error(
+                                span,
+                                format!("`?` on {what} in a function that returns `{ret}`: {ends}"),
+                            )
+                            .with_label(format!("this is {t}"))
+                            .with_note(
+                                "`?` returns early with the same kind of value: a `None` from a function returning `Opt`, an `Err` from one returning `Res`",
+                            ),
+                        );
+                    } else if !ok {
                         self.err(Diagnostic::error(
                             span,
                             format!("`?` in a function that returns `{ret}`; it needs a function returning `Res` or `Opt`"),

@@ -92,13 +92,12 @@ fn distance(a: &str, b: &str) -> Option<usize> {
     (d <= 2).then_some(d)
 }
 
-/// The known name closest to `name`: at most two edits for a name of five
-/// characters or more, one for a shorter one, and fewer edits than `name`
-/// has characters (so `x` does not suggest `y`, nor `oops` `cos`); of
-/// equally close ones, the first in alphabetical order.
+/// The known name closest to `name`: at most two edits (spec §10.9), and
+/// fewer edits than `name` has characters (so `x` does not suggest `y`,
+/// nor `ab` `cd`); of equally close ones, the first in alphabetical order.
 pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let len = name.chars().count();
-    let limit = if len >= 5 { 2 } else { 1 };
+    let limit = 2;
     known
         .into_iter()
         .filter(|k| *k != name)
@@ -138,7 +137,8 @@ mod tests {
         assert_eq!(closest("summ", names), Some("sum"));
         assert_eq!(closest("totally_else", names), None);
         assert_eq!(closest("x", ["y"]), None);
-        assert_eq!(closest("oops", ["cos"]), None);
+        assert_eq!(closest("ab", ["cd"]), None);
+        assert_eq!(closest("rxtx", ["rate"]), Some("rate"));
         assert_eq!(closest("reshpae", ["reshape"]), Some("reshape"));
         assert_eq!(closest("rshpe", ["reshape"]), Some("reshape"));
         assert_eq!(

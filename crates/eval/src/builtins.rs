@@ -357,7 +357,9 @@ pub(crate) fn call_builtin(
                 if slots.len() <= at {
                     slots.resize(at + 1, None);
                 }
-                if let Some(s @ None) = slots.get_mut(at) {
+                // `seed=None` is the default written out (spec §4.4's
+                // `seed=none`).
+                if let Some(s @ (None | Some(Value::None))) = slots.get_mut(at) {
                     *s = Some(Value::Int(cx.next_seed() as i64));
                 }
             }

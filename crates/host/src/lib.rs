@@ -52,6 +52,13 @@ pub trait Host {
         text(bytes)
     }
 
+    /// The names of the files in the directory `dir` (`""` is the working
+    /// directory), for suggestions; none where it cannot be listed.
+    fn file_names(&mut self, dir: &str) -> Vec<String> {
+        let _ = dir;
+        Vec::new()
+    }
+
     /// Replaces the file at `path` with `bytes` so that a crash never
     /// leaves it half written (spec §9).
     fn write_file(&mut self, path: &str, bytes: &[u8]) -> io::Result<()>;
@@ -283,6 +290,17 @@ impl RealHost {
 // may touch it (clippy.toml forbids it everywhere else).
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 impl Host for RealHost {
+    fn file_names(&mut self, dir: &str) -> Vec<String> {
+        let dir = if dir.is_empty() { "." } else { dir };
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     fn read_file(&mut self, path: &str) -> io::Result<Vec<u8>> {
         let file = std::fs::File::open(path).map_err(atomic::user_facing)?;
         let hint = file.metadata().map_or(0, |m| m.len());

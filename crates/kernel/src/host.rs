@@ -400,6 +400,10 @@ impl Host for KernelHost {
         self.real.read_file(path)
     }
 
+    fn file_names(&mut self, dir: &str) -> Vec<String> {
+        self.real.file_names(dir)
+    }
+
     fn read_text(&mut self, path: &str) -> io::Result<String> {
         self.real.read_text(path)
     }

@@ -410,7 +410,26 @@ impl Session {
             );
         }
         let mut looked = Vec::new();
+        // The modules beside the one asked for (`a.b.x` for each `x.tw`
+        // in `a/b`), the candidates of a suggestion.
+        let (package, _) = key.rsplit_once('.').unwrap_or(("", key));
+        let mut near = Vec::new();
         for d in dirs {
+            let sub = d.join(package.replace('.', "/"));
+            near.extend(
+                self.interp
+                    .host()
+                    .file_names(&sub.to_string_lossy())
+                    .into_iter()
+                    .filter_map(|f| {
+                        let stem = f.strip_suffix(".tw")?;
+                        Some(if package.is_empty() {
+                            stem.to_string()
+                        } else {
+                            format!("{package}.{stem}")
+                        })
+                    }),
+            );
             let candidate = d.join(&rel).to_string_lossy().into_owned();
             match self.interp.host().read_file(&candidate) {
                 Ok(bytes) => {
@@ -434,8 +453,14 @@ impl Session {
             .iter()
             .map(|(n, _)| n.trim_end_matches(".tw"))
             .collect();
+        // Spec §10.9: a module name within two edits of one that exists.
+        let help = twill_check::suggest::did_you_mean(
+            key,
+            names.iter().copied().chain(near.iter().map(|n| n.as_str())),
+        );
         Err(Diagnostic::error(Span::default(), format!("no module `{key}`"))
             .with_label("not found")
+            .with_help(help)
             .with_note(format!(
                 "looked for {} (and TWILL_PATH's directories), then in the standard library: {}",
                 looked.join(", "),

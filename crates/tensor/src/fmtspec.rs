@@ -336,7 +336,9 @@ impl Spec {
             }
             out
         };
-        let zero_padded = self.fill.is_none() && self.zero && self.align.is_none();
+        // Python groups the padding when it is zeros after the sign: the
+        // `0` flag, or a `0` fill with `=` alignment (`0=8,`, `=08,`).
+        let zero_padded = self.fill_char() == '0' && self.number_align() == Align::AfterSign;
         if !zero_padded {
             return group(digits);
         }
