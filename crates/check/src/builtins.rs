@@ -758,10 +758,10 @@ impl HostMethod {
     /// keyword arguments, and how many must be given; `None` for the
     /// methods that take positional arguments only.
     pub fn params(self) -> Option<(usize, &'static [&'static str])> {
-        match self {
-            HostMethod::PadLeft | HostMethod::PadRight => Some((1, &["n", "c"])),
-            _ => self.figure().map(FigureMethod::params),
+        if matches!(self, HostMethod::PadLeft | HostMethod::PadRight) {
+            return Some((1, &["n", "c"]));
         }
+        self.figure().map(FigureMethod::params)
     }
 
     /// The figure method this is, if it is one.

@@ -2117,12 +2117,14 @@ impl Pass<'_> {
         let (h, ty) = self.expr(e);
         if ty.is_known() && ty != Ty::Bool {
             // Spec §10.9: a tensor condition is told how to read it.
-            let help = match &ty {
-                Ty::Tensor(Some(DType::Bool) | None) => {
-                    Some("use .item() to read the value of a one-element tensor, or .all()/.any() for a bool tensor")
-                }
-                Ty::Tensor(Some(_)) => Some("use .item() to read the value"),
-                _ => None,
+            let help = if let Ty::Tensor(d) = &ty {
+                Some(if matches!(d, Some(DType::Bool) | None) {
+                    "use .item() to read the value of a one-element tensor, or .all()/.any() for a bool tensor"
+                } else {
+                    "use .item() to read the value"
+                })
+            } else {
+                None
             };
             self.err(
                 Diagnostic::error(e.span, format!("{what} must be a Bool, not `{ty}`"))
@@ -2418,9 +2420,10 @@ impl Pass<'_> {
                             | (_, Ty::Res(..) | Ty::Opt(_) | Ty::Unknown)
                     );
                     if mixed {
-                        let (what, ends) = match &t {
-                            Ty::Opt(_) => ("an `Opt`", "a `None` has no error for the `Res` to carry"),
-                            _ => ("a `Res`", "an `Err` cannot end a function that returns an `Opt`"),
+                        let (what, ends) = if matches!(t, Ty::Opt(_)) {
+                            ("an `Opt`", "a `None` has no error for the `Res` to carry")
+                        } else {
+                            ("a `Res`", "an `Err` cannot end a function that returns an `Opt`")
                         };
                         self.err(
                             Diagnostic::error(
