@@ -12,6 +12,7 @@ use twill_tensor::DType;
 use crate::builtins::{Builtin, FormatField, HostMethod, MethodRef, TensorField};
 // Struct definitions and symbols live in `types` (a `Ty::Struct` holds its
 // definition); they are re-exported here, where the evaluator finds them.
+use crate::text::Text;
 use crate::types::RtType;
 pub use crate::types::{StructDef, Sym};
 
@@ -148,7 +149,7 @@ pub enum Pattern {
     Bind(u32),
     Int(i64),
     Float(f64),
-    Str(Rc<String>),
+    Str(Rc<Text>),
     Bool(bool),
     None,
     Ok(Box<Pattern>),
@@ -173,7 +174,7 @@ pub enum ExprKind {
     Unit,
     Int(i64),
     Float(f64),
-    Str(Rc<String>),
+    Str(Rc<Text>),
     Bool(bool),
     DType(DType),
     NoneValue,

@@ -6,6 +6,7 @@
 //!
 //! The modules are layered, each using only those before it, so the
 //! module graph has no cycle (`tools/modgraph.py` checks it):
+//! `text` (a Str's characters, and whether they are all ASCII) and
 //! `types` (static and run-time types, struct definitions, symbols) <-
 //! `builtins` (the tables of builtins, host methods and tensor fields) <-
 //! `help` (the help text of a name, from those tables) <- `hir` (the
@@ -30,6 +31,7 @@ pub mod help;
 pub mod hir;
 pub mod resolve;
 pub mod suggest;
+pub mod text;
 pub mod types;
 
 pub use resolve::{host_binop, CheckOutput, Checker};

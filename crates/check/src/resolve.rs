@@ -22,6 +22,7 @@ use crate::builtins::{
 };
 use crate::hir::{self, Capture, ExprKind as H, Member, Sym, Var};
 use crate::suggest;
+use crate::text::Text;
 use crate::types::{RtType, Sig, Ty, TypeName};
 
 /// Deepest expression nesting the checker follows before giving up with an
@@ -2144,7 +2145,7 @@ impl Pass<'_> {
         let mut pieces: Vec<hir::Expr> = Vec::with_capacity(parts.len());
         for p in parts {
             match p {
-                ast::FPart::Text(t) => pieces.push(expr(H::Str(Rc::new(t.clone())), span)),
+                ast::FPart::Text(t) => pieces.push(expr(H::Str(Rc::new(Text::new(t.clone()))), span)),
                 ast::FPart::Field { value, spec } => {
                     let (h, ty) = self.expr(value);
                     let vspan = value.span;
@@ -2161,8 +2162,11 @@ impl Pass<'_> {
                             H::Builtin(
                                 Builtin::Host(HostFn::Format),
                                 hir::Args {
-                                    items: vec![(0, h), (1, expr(H::Str(Rc::new(text.clone())), *sspan))]
-                                        .into(),
+                                    items: vec![
+                                        (0, h),
+                                        (1, expr(H::Str(Rc::new(Text::new(text.clone()))), *sspan)),
+                                    ]
+                                    .into(),
                                     slots: 2,
                                 },
                             )
@@ -2174,7 +2178,7 @@ impl Pass<'_> {
         }
         let mut pieces = pieces.into_iter();
         let Some(first) = pieces.next() else {
-            return H::Str(Rc::new(String::new()));
+            return H::Str(Rc::default());
         };
         let whole = pieces.fold(first, |acc, p| {
             expr(H::Binary(BinOp::Add, Box::new(acc), Box::new(p)), span)
@@ -2236,7 +2240,7 @@ impl Pass<'_> {
         let (kind, ty) = match &e.kind {
             A::Int(v) => (H::Int(*v), Ty::Int),
             A::Float(v) => (H::Float(*v), Ty::F64),
-            A::Str(s) => (H::Str(Rc::new(s.clone())), Ty::Str),
+            A::Str(s) => (H::Str(Rc::new(Text::new(s.clone()))), Ty::Str),
             A::FStr(parts) => (self.fstring(parts, span), Ty::Str),
             A::Dict(entries) => self.dict_literal(entries, None),
             A::Bool(b) => (H::Bool(*b), Ty::Bool),
@@ -3765,10 +3769,10 @@ impl Pass<'_> {
                 span,
                 "`help` takes one name: `help(softmax)`, `help(nn.linear)` or `help(\"softmax\")`",
             ));
-            return (H::Str(Rc::new(String::new())), Ty::Str);
+            return (H::Str(Rc::default()), Ty::Str);
         };
         match help_in(&self.ck.globals, &self.aliases, &self.prefix, &path) {
-            Some(text) => (H::Str(Rc::new(text)), Ty::Str),
+            Some(text) => (H::Str(Rc::new(Text::new(text))), Ty::Str),
             None => {
                 let names: Vec<&str> = Builtin::all()
                     .map(|b| b.name())
@@ -3791,7 +3795,7 @@ impl Pass<'_> {
                     )
                     .with_help(help),
                 );
-                (H::Str(Rc::new(String::new())), Ty::Str)
+                (H::Str(Rc::default()), Ty::Str)
             }
         }
     }
@@ -4298,7 +4302,7 @@ impl Pass<'_> {
                 if !matches!(ty, Ty::Str | Ty::Unknown) {
                     mismatch(self, "a `Str`");
                 }
-                hir::Pattern::Str(Rc::new(s.clone()))
+                hir::Pattern::Str(Rc::new(Text::new(s.clone())))
             }
             P::Bool(b) => {
                 if !matches!(ty, Ty::Bool | Ty::Unknown) {

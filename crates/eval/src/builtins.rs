@@ -14,6 +14,7 @@ use smallvec::SmallVec;
 
 use twill_check::builtins::{Builtin, FormatField, HostFn, HostMethod, Make, MethodRef, TensorField};
 use twill_check::hir::{self, Member, Sym};
+use twill_check::text::Text;
 use twill_syntax::Span;
 use twill_tensor::ops::{BinaryOp, Host, Op, Unary};
 
@@ -591,7 +592,7 @@ fn progress(cx: &mut dyn Cx, it: Value, total: Value, label: Value, span: Span) 
     if cx.host().draws_progress() {
         // A Str's length in characters is counted only when it is drawn.
         let total = total.or_else(|| match &it {
-            Value::Str(s) => Some(s.chars().count() as u64),
+            Value::Str(s) => Some(s.char_len() as u64),
             _ => None,
         });
         cx.mark_progress(&it, total, label);
@@ -704,7 +705,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
         HostFn::Len => match arg(0) {
             Value::Arr(a) => Ok(Value::Int(a.len() as i64)),
             Value::Dict(d) => Ok(Value::Int(d.len() as i64)),
-            Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
+            Value::Str(s) => Ok(Value::Int(s.char_len() as i64)),
             Value::Range(r) => match i64::try_from(r.len()) {
                 Ok(n) => Ok(Value::Int(n)),
                 Err(_) => fail_as(
@@ -1118,7 +1119,7 @@ pub(crate) fn call_method(
 
 pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Value>, span: Span) -> R<Value> {
     let want = |k: usize| arity(name, k, argv.len()).or_else(|f| fail_with(span, f));
-    let str_arg = |i: usize| -> R<Rc<String>> {
+    let str_arg = |i: usize| -> R<Rc<Text>> {
         match argv.get(i) {
             Some(Value::Str(s)) => Ok(s.clone()),
             Some(other) => fail(
@@ -1132,7 +1133,7 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
     let unknown = |what: &str| fail(span, format!("unknown method `{name}` on `{what}`"));
     match (&recv, m.host) {
         (Value::Str(s), Some(h)) => match h {
-            M::Len => want(0).map(|_| Value::Int(s.chars().count() as i64)),
+            M::Len => want(0).map(|_| Value::Int(s.char_len() as i64)),
             M::Upper => want(0).map(|_| Value::str(s.to_uppercase())),
             M::Lower => want(0).map(|_| Value::str(s.to_lowercase())),
             M::Trim => want(0).map(|_| Value::str(s.trim())),
@@ -1200,6 +1201,7 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 want(1)?;
                 let pat = str_arg(0)?;
                 Ok(Value::Int(match s.find(pat.as_str()) {
+                    Some(byte) if s.is_ascii() => byte as i64,
                     Some(byte) => s[..byte].chars().count() as i64,
                     None => -1,
                 }))
@@ -1577,7 +1579,7 @@ fn format_field(f: &Format, field: FormatField) -> Value {
         FormatField::ManBits => Value::Int(i64::from(f.man_bits())),
         FormatField::Bias => Value::Int(i64::from(f.bias())),
         FormatField::Subnormals => Value::Bool(f.subnormals()),
-        FormatField::Special => Value::Str(Rc::new(f.special().name().to_string())),
+        FormatField::Special => Value::str(f.special().name()),
     }
 }
 
@@ -1701,6 +1703,10 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
         (Value::Arr(items), IndexKey::Single(i, s)) => norm_index(i, items.len())
             .map(|j| items[j].clone())
             .or_else(|m| fail_with(*s, m)),
+        // An ASCII Str's characters are its bytes (spec §10.7: O(1)).
+        (Value::Str(st), IndexKey::Single(i, s)) if st.is_ascii() => norm_index(i, st.len())
+            .map(|j| Value::str(st.get(j..=j).unwrap_or_default()))
+            .or_else(|m| fail_with(*s, m)),
         (Value::Str(st), IndexKey::Single(i, s)) => {
             let chars: Vec<char> = st.chars().collect();
             norm_index(i, chars.len())
@@ -1713,6 +1719,23 @@ pub(crate) fn index(base: &Value, keys: &[IndexKey], span: Span) -> R<Value> {
             Ok(Value::Arr(Rc::new(
                 idx.into_iter().map(|i| items[i].clone()).collect(),
             )))
+        }
+        (Value::Str(st), IndexKey::Slice(a, b, c)) if st.is_ascii() => {
+            let idx =
+                slice_indices(as_int(a)?, as_int(b)?, as_int(c)?, st.len()).or_else(|m| fail(span, m))?;
+            let bytes = st.as_bytes();
+            // A run of consecutive bytes is one copy; a stepped slice
+            // takes its bytes one by one (each an ASCII character).
+            let text = match (idx.first(), idx.last()) {
+                (Some(&lo), Some(&hi)) if hi >= lo && hi - lo + 1 == idx.len() => {
+                    st.get(lo..=hi).unwrap_or_default().to_string()
+                }
+                _ => idx
+                    .into_iter()
+                    .filter_map(|i| bytes.get(i).map(|&b| char::from(b)))
+                    .collect(),
+            };
+            Ok(Value::str(text))
         }
         (Value::Str(st), IndexKey::Slice(a, b, c)) => {
             let chars: Vec<char> = st.chars().collect();

@@ -33,6 +33,7 @@ use std::rc::Rc;
 use twill_tensor::storage::{Element, Storage};
 use twill_tensor::{dispatch, DType, Tensor, TensorError};
 
+use twill_check::text::Text;
 use twill_host::Host;
 
 use crate::value::{DictKey, DictVal, Value};
@@ -58,7 +59,7 @@ pub(crate) fn read_csv(host: &mut dyn Host, path: &str) -> Result<Value, String>
     let (names, columns) = parse_csv(&bytes, path)?;
     let mut d = DictVal::default();
     for (name, col) in names.into_iter().zip(columns) {
-        let key = DictKey::Str(Rc::new(name.clone()));
+        let key = DictKey::Str(Rc::new(Text::new(name.clone())));
         if d.get(&key).is_some() {
             return Err(format!("{path}: two columns are named {name:?}"));
         }

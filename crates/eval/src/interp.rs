@@ -19,6 +19,7 @@ use std::rc::Rc;
 
 use twill_check::builtins::{HostMethod, MethodRef};
 use twill_check::hir::{self, Capture, ExprKind as H, Member, Module, PathElem, Pattern, Stmt, Sym, Var};
+use twill_check::text::Text;
 use twill_check::RtType;
 use twill_host::Host;
 use twill_syntax::ast::BinOp;
@@ -93,7 +94,7 @@ pub struct Interp {
     /// The one-character Strs of ASCII, shared (copied on write), so a
     /// loop over a Str allocates nothing per character; made by the first
     /// such loop, so a program without one does not pay for them.
-    ascii: Vec<Rc<String>>,
+    ascii: Vec<Rc<Text>>,
     /// The iterable the last `progress` call marked, until a `for` loop
     /// starts (spec §12.2); only ever set when the host draws bars.
     progress: Option<Pending>,
@@ -614,7 +615,7 @@ impl Interp {
             if let Some(Value::Str(head)) = self.place(root, f) {
                 if let Some(h) = Rc::get_mut(head) {
                     let total = h.len() + tail.len();
-                    crate::ops::reserve_str(h, total).or_else(|m| fail_with(span, m))?;
+                    crate::ops::reserve_text(h, total).or_else(|m| fail_with(span, m))?;
                     h.push_str(tail);
                     return Ok(());
                 }
@@ -1018,7 +1019,7 @@ impl Interp {
                     let n = match &self.stack[at] {
                         Value::Arr(items) => Some(items.len()),
                         Value::Dict(d) => Some(d.len()),
-                        Value::Str(s) => Some(s.chars().count()),
+                        Value::Str(s) => Some(s.char_len()),
                         _ => None,
                     };
                     if let Some(n) = n {
@@ -1562,7 +1563,9 @@ impl Interp {
                         Value::Arr(items) => items.len() as i64,
                         Value::Str(text) => {
                             if self.ascii.is_empty() {
-                                self.ascii = (0..128u8).map(|b| Rc::new(char::from(b).to_string())).collect();
+                                self.ascii = (0..128u8)
+                                    .map(|b| Rc::new(Text::new(char::from(b).to_string())))
+                                    .collect();
                             }
                             text.len() as i64
                         }
@@ -1848,7 +1851,7 @@ impl Interp {
                     let n = match &self.stack[base + src as usize] {
                         Value::Arr(items) => items.len(),
                         Value::Dict(d) => d.len(),
-                        Value::Str(s) => s.chars().count(),
+                        Value::Str(s) => s.char_len(),
                         _ => {
                             self.len_other(code, base, dst, src, e)?;
                             continue;

@@ -6,6 +6,7 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use twill_check::text::Text;
 use twill_syntax::ast::BinOp;
 
 use crate::error::{ErrorKind, Failure};
@@ -223,7 +224,7 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
                 reserve_str(&mut s, x.len() + y.len())?;
                 s.push_str(x);
                 s.push_str(y);
-                return Ok(Value::Str(Rc::new(s)));
+                return Ok(Value::str(s));
             }
             BinOp::Lt => return Ok(Value::Bool(x < y)),
             BinOp::Le => return Ok(Value::Bool(x <= y)),
@@ -259,15 +260,30 @@ fn other_op(op: BinOp, a: &Value, b: &Value) -> OpResult {
 /// [`twill_host::STR_MAX_BYTES`], or too long for memory, is an error at the
 /// operation that makes it, never an abort.
 pub(crate) fn reserve_str(s: &mut String, total: usize) -> Result<(), Failure> {
+    str_fits(total)?;
+    let more = total.saturating_sub(s.len());
+    s.try_reserve(more).map_err(|_| str_out_of_memory(total))
+}
+
+/// Room for `total` bytes in a Str's `Text`, as [`reserve_str`].
+pub(crate) fn reserve_text(t: &mut Text, total: usize) -> Result<(), Failure> {
+    str_fits(total)?;
+    let more = total.saturating_sub(t.len());
+    t.try_reserve(more).map_err(|_| str_out_of_memory(total))
+}
+
+fn str_fits(total: usize) -> Result<(), Failure> {
     if total > twill_host::STR_MAX_BYTES {
         return Err(Failure::from(format!(
             "a Str of {total} bytes is longer than the {} bytes (512 MiB) a Str can hold",
             twill_host::STR_MAX_BYTES
         )));
     }
-    let more = total.saturating_sub(s.len());
-    s.try_reserve(more)
-        .map_err(|_| Failure::from(format!("cannot allocate {total} bytes for a Str: out of memory")))
+    Ok(())
+}
+
+fn str_out_of_memory(total: usize) -> Failure {
+    Failure::from(format!("cannot allocate {total} bytes for a Str: out of memory"))
 }
 
 /// Room for `total` items in `v` (as [`reserve_str`], for an Arr).

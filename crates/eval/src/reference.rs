@@ -333,7 +333,7 @@ fn arg_value(a: &Arg) -> Result<Value, OpError> {
         Arg::DType(d) => Value::DType(*d),
         Arg::Ints(v) => Value::Arr(Rc::new(v.iter().map(|&i| Value::Int(i)).collect())),
         Arg::Tensors(ts) => Value::Arr(Rc::new(ts.iter().map(flat).collect::<Result<_, _>>()?)),
-        Arg::Str(s) => Value::Str(Rc::new(s.clone())),
+        Arg::Str(s) => Value::str(s.clone()),
         Arg::Format(f) => Value::Format(Rc::new(*f)),
     })
 }
@@ -398,7 +398,7 @@ fn operand_value(x: &Operand) -> Result<Value, OpError> {
 /// `reference.binary`.
 pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, OpError> {
     let args = vec![
-        Value::Str(Rc::new(operator_name(op))),
+        Value::str(operator_name(op)),
         operand_value(&a)?,
         operand_value(&b)?,
     ];
@@ -460,8 +460,8 @@ fn items_value(items: &[IndexItem]) -> Result<Value, OpError> {
         out.push(match it {
             IndexItem::Single(i) => Value::Int(*i),
             IndexItem::Slice(a, b, c) => Value::Tuple(Rc::new(vec![opt(a), opt(b), opt(c)])),
-            IndexItem::NewAxis => Value::Str(Rc::new("None".to_string())),
-            IndexItem::Ellipsis => Value::Str(Rc::new("...".to_string())),
+            IndexItem::NewAxis => Value::str("None"),
+            IndexItem::Ellipsis => Value::str("..."),
             IndexItem::Tensor(t) => flat(t)?,
         });
     }
@@ -493,7 +493,7 @@ pub fn assign(
         flat(x).map_err(t)?,
         items_value(items).map_err(t)?,
         operand_value(&v).map_err(t)?,
-        Value::Str(Rc::new(op.map_or_else(String::new, operator_name))),
+        Value::str(op.map_or_else(String::new, operator_name)),
     ];
     let out = call("assign", None, args).map_err(t)?;
     *x = unflat("assign", &out).map_err(t)?;

@@ -13,6 +13,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use twill_check::hir::{Function, StructDef};
+use twill_check::text::Text;
 use twill_syntax::ast::BinOp;
 use twill_syntax::Span;
 use twill_tensor::index::IndexItem;
@@ -25,7 +26,7 @@ pub enum Value {
     Int(i64),
     F64(f64),
     Bool(bool),
-    Str(Rc<String>),
+    Str(Rc<Text>),
     DType(DType),
     Arr(Rc<Vec<Value>>),
     /// A tuple of one element or more (spec §10.1); `()` is `Unit`.
@@ -124,7 +125,7 @@ impl std::fmt::Debug for Closure {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DictKey {
     Int(i64),
-    Str(Rc<String>),
+    Str(Rc<Text>),
     Bool(bool),
     DType(DType),
 }
@@ -364,7 +365,7 @@ impl Value {
     }
 
     pub fn str(s: impl Into<String>) -> Value {
-        Value::Str(Rc::new(s.into()))
+        Value::Str(Rc::new(Text::new(s.into())))
     }
 
     /// The type name used in error messages.
