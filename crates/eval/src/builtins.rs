@@ -863,6 +863,7 @@ pub(crate) fn host_builtin(cx: &mut dyn Cx, h: HostFn, mut argv: ArgVec, span: S
                     message: format!("exit({code})"),
                     span,
                     notes: Vec::new(),
+                    help: None,
                     frames: Vec::new(),
                 })))
             }

@@ -105,6 +105,8 @@ pub struct RuntimeError {
     pub message: String,
     pub span: Span,
     pub notes: Vec<String>,
+    /// The suggested fix, shown as the diagnostic's help line.
+    pub help: Option<String>,
     /// The calls the error passed through on its way out, innermost
     /// first: each callee's name and the place it was called from.
     pub frames: Vec<(Rc<str>, Span)>,
@@ -120,6 +122,7 @@ impl RuntimeError {
             message: message.into(),
             span,
             notes: Vec::new(),
+            help: None,
             frames: Vec::new(),
         }
     }
@@ -129,7 +132,7 @@ impl RuntimeError {
         for n in &self.notes {
             d = d.with_note(n.clone());
         }
-        d.with_trace(self.trace())
+        d.with_help(self.help.clone()).with_trace(self.trace())
     }
 
     /// The call stack, outermost call first, each function with the place
@@ -233,6 +236,7 @@ pub(crate) fn fail_as<T>(kind: ErrorKind, span: Span, message: impl Into<String>
         message: message.into(),
         span,
         notes: Vec::new(),
+        help: None,
         frames: Vec::new(),
     })))
 }

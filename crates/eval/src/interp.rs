@@ -246,6 +246,7 @@ impl Interp {
                 message: format!("no global `{name}` has been defined"),
                 span,
                 notes: Vec::new(),
+                help: None,
                 frames: Vec::new(),
             });
         };
@@ -307,12 +308,7 @@ impl Interp {
             H::If(c, t, o) => {
                 let cond = match self.operand(c, f)? {
                     Value::Bool(b) => b,
-                    other => {
-                        return fail(
-                            c.span,
-                            format!("an `if` condition must be a Bool, not `{}`", other.type_name()),
-                        )
-                    }
+                    other => return not_bool(&other, "an `if` condition", c.span),
                 };
                 if cond {
                     self.eval(t, f)
@@ -792,6 +788,7 @@ impl Interp {
                 notes: vec![
                     "up to 200,000 nested calls are supported; this looks like runaway recursion".into(),
                 ],
+                help: None,
                 frames: Vec::new(),
             })));
         }
@@ -2495,11 +2492,31 @@ fn mixed_fast(op: BinOp, x: f64, y: f64) -> Option<Value> {
 pub(crate) fn truth_of(v: Value, what: &str, span: Span) -> R<bool> {
     match v {
         Value::Bool(b) => Ok(b),
-        other => fail(
-            span,
-            format!("{what} must be a Bool, not `{}`", other.type_name()),
-        ),
+        other => not_bool(&other, what, span),
     }
+}
+
+/// The error for `v` where a Bool must be (`what` names the place), with
+/// spec §10.9's help for a tensor: `.item()` for a one-element tensor,
+/// `.all()`/`.any()` for a bool one.
+#[cold]
+#[inline(never)]
+pub(crate) fn not_bool<T>(v: &Value, what: &str, span: Span) -> R<T> {
+    let mut e = RuntimeError::new(
+        ErrorKind::Invalid,
+        span,
+        format!("{what} must be a Bool, not `{}`", v.type_name()),
+    );
+    e.help = v.as_tensor().and_then(|t| {
+        let bool_tensor = t.dtype() == twill_tensor::DType::Bool;
+        match (t.numel() == 1, bool_tensor) {
+            (true, true) => Some("use .item() to read the value (or .all()/.any() for a bool tensor)".to_string()),
+            (true, false) => Some("use .item() to read the value".to_string()),
+            (false, true) => Some("use .all() or .any() to reduce a bool tensor to one value".to_string()),
+            (false, false) => None,
+        }
+    });
+    Err(Box::new(Ctrl::Error(e)))
 }
 
 /// Puts `v` in `slot`. A slot holding a value with nothing to drop (a
@@ -3275,6 +3292,7 @@ pub(crate) fn stopped<T>(stop: crate::interrupt::Stop, span: Span) -> R<T> {
             notes: vec![
                 "memory ran out while the program ran; it stopped at the next loop iteration or call after that".into(),
             ],
+            help: None,
             frames: Vec::new(),
         }))),
     }
