@@ -1773,7 +1773,7 @@ impl Pass<'_> {
                     (Ty::Arr(t) | Ty::Dict(_, t), [ast::IndexItem::Single(_)]) => (**t).clone(),
                     _ => Ty::Unknown,
                 };
-                let items = self.index_items(items);
+                let items = self.index_items(items, &ty);
                 path.push(hir::PathElem::Index(items, target.span));
                 Some((root, path, elem))
             }
@@ -2088,15 +2088,7 @@ impl Pass<'_> {
         for (k, v) in entries.iter() {
             let (hk, tk) = self.expr(k);
             let (hv, tv) = self.expr_expect(v, expected);
-            if !matches!(tk, Ty::Int | Ty::Str | Ty::Bool | Ty::DType | Ty::Unknown) {
-                self.err(
-                    Diagnostic::error(
-                        k.span,
-                        format!("a Dict key is an Int, Str, Bool or DType, not `{tk}`"),
-                    )
-                    .with_label(format!("this is {tk}")),
-                );
-            }
+            self.dict_key(&tk, k.span);
             kt = Some(match kt {
                 None => tk,
                 Some(acc) => join(acc, &tk),
@@ -2372,7 +2364,7 @@ impl Pass<'_> {
             A::Index { base, items } => {
                 let (h, t) = self.expr(base);
                 let all_single = items.iter().all(|i| matches!(i, ast::IndexItem::Single(_)));
-                let hitems = self.index_items(items);
+                let hitems = self.index_items(items, &t);
                 let ty = match &t {
                     Ty::Arr(el) if all_single && items.len() == 1 => (**el).clone(),
                     Ty::Arr(_) if items.len() == 1 => t.clone(),
@@ -3112,11 +3104,33 @@ impl Pass<'_> {
         }
     }
 
-    fn index_items(&mut self, items: &[ast::IndexItem]) -> Vec<hir::IndexItem> {
+    /// A key of a type that cannot be one (spec §10.2) is a static error
+    /// where the checker knows it (a literal's key, `d[k]`, `d.get(k)`).
+    fn dict_key(&mut self, t: &Ty, span: Span) {
+        if !matches!(t, Ty::Int | Ty::Str | Ty::Bool | Ty::DType | Ty::Unknown) {
+            self.err(
+                Diagnostic::error(
+                    span,
+                    format!("a Dict key is an Int, Str, Bool or DType, not `{t}`"),
+                )
+                .with_label(format!("this is {t}")),
+            );
+        }
+    }
+
+    /// The HIR of a subscript's items; under a Dict (`base`), the key's
+    /// type is checked.
+    fn index_items(&mut self, items: &[ast::IndexItem], base: &Ty) -> Vec<hir::IndexItem> {
         items
             .iter()
             .map(|it| match it {
-                ast::IndexItem::Single(e) => hir::IndexItem::Single(self.expr(e).0),
+                ast::IndexItem::Single(e) => {
+                    let (h, t) = self.expr(e);
+                    if matches!(base, Ty::Dict(..)) {
+                        self.dict_key(&t, e.span);
+                    }
+                    hir::IndexItem::Single(h)
+                }
                 ast::IndexItem::Slice { start, stop, step } => hir::IndexItem::Slice {
                     start: start.as_ref().map(|e| Box::new(self.expr(e).0)),
                     stop: stop.as_ref().map(|e| Box::new(self.expr(e).0)),
@@ -4041,6 +4055,15 @@ impl Pass<'_> {
             }
         }
         let mut ty = host_method_type(&rty, mref);
+        if let (Ty::Dict(..), Some(HostMethod::Get | HostMethod::Contains | HostMethod::Remove), Some(k)) =
+            (&rty, mref.host, ptys.first())
+        {
+            let span = args
+                .iter()
+                .find(|a| a.name.is_none())
+                .map_or(method.span, |a| a.value.span);
+            self.dict_key(k, span);
+        }
         if let (Ty::Dict(_, v), Some(HostMethod::Get)) = (&rty, mref.host) {
             // `d.get(k)` is an Opt of the value; `d.get(k, default)` is the
             // value, or the default when the key is missing: the value's

@@ -2510,7 +2510,9 @@ pub(crate) fn not_bool<T>(v: &Value, what: &str, span: Span) -> R<T> {
     e.help = v.as_tensor().and_then(|t| {
         let bool_tensor = t.dtype() == twill_tensor::DType::Bool;
         match (t.numel() == 1, bool_tensor) {
-            (true, true) => Some("use .item() to read the value (or .all()/.any() for a bool tensor)".to_string()),
+            (true, true) => {
+                Some("use .item() to read the value (or .all()/.any() for a bool tensor)".to_string())
+            }
             (true, false) => Some("use .item() to read the value".to_string()),
             (false, true) => Some("use .all() or .any() to reduce a bool tensor to one value".to_string()),
             (false, false) => None,
