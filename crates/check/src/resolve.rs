@@ -2111,11 +2111,7 @@ impl Pass<'_> {
         if ty.is_known() && ty != Ty::Bool {
             // Spec §10.9: a tensor condition is told how to read it.
             let help = if let Ty::Tensor(d) = &ty {
-                Some(if matches!(d, Some(DType::Bool) | None) {
-                    "use .item() to read the value of a one-element tensor, or .all()/.any() for a bool tensor"
-                } else {
-                    "use .item() to read the value"
-                })
+                suggest::tensor_truth_help(None, d.map(|d| d == DType::Bool))
             } else {
                 None
             };

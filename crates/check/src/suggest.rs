@@ -110,6 +110,25 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
         .map(|(_, k)| k)
 }
 
+/// Spec §10.9's help for a tensor where a Bool must be: `.item()` for
+/// one element, `.all()`/`.any()` for a bool tensor. `one` says whether it
+/// holds one element and `bool` whether its dtype is bool, each `None`
+/// where not known (the checker knows at most the dtype).
+pub fn tensor_truth_help(one: Option<bool>, bool: Option<bool>) -> Option<&'static str> {
+    match (one, bool) {
+        (Some(true), Some(true)) => {
+            Some("use .item() to read the value (or .all()/.any() for a bool tensor)")
+        }
+        (Some(true) | None, Some(false)) => Some("use .item() to read the value"),
+        (Some(false), Some(true)) => Some("use .all() or .any() to reduce a bool tensor to one value"),
+        (None, Some(true) | None) => {
+            Some("use .item() to read the value of a one-element tensor, or .all()/.any() for a bool tensor")
+        }
+        (Some(true), None) => Some("use .item() to read the value"),
+        (Some(false), Some(false) | None) => None,
+    }
+}
+
 /// `did you mean `x`?` for an unknown `name` among `known`, or `None`.
 /// An alias is offered only where its twill name is one of the known
 /// names (`dim` means `axis` only where `axis` is a keyword).

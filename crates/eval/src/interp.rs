@@ -1011,19 +1011,6 @@ impl Interp {
                     .enumerate()
                     .all(|(k, (slot, _))| *slot as usize == k)
             {
-                // `len` of an Arr, a Dict or a Str, in place.
-                if h == twill_check::builtins::HostFn::Len && hargs.items.len() == 1 {
-                    let n = match &self.stack[at] {
-                        Value::Arr(items) => Some(items.len()),
-                        Value::Dict(d) => Some(d.len()),
-                        Value::Str(s) => Some(s.char_len()),
-                        _ => None,
-                    };
-                    if let Some(n) = n {
-                        store(&mut self.stack[base + dst as usize], Value::Int(n as i64));
-                        return Ok(());
-                    }
-                }
                 // Pushed one by one: a `collect` into the inline
                 // vector was a tenth of a builtin-heavy loop.
                 let mut argv = builtins::ArgVec::new();
@@ -2508,15 +2495,11 @@ pub(crate) fn not_bool<T>(v: &Value, what: &str, span: Span) -> R<T> {
         format!("{what} must be a Bool, not `{}`", v.type_name()),
     );
     e.help = v.as_tensor().and_then(|t| {
-        let bool_tensor = t.dtype() == twill_tensor::DType::Bool;
-        match (t.numel() == 1, bool_tensor) {
-            (true, true) => {
-                Some("use .item() to read the value (or .all()/.any() for a bool tensor)".to_string())
-            }
-            (true, false) => Some("use .item() to read the value".to_string()),
-            (false, true) => Some("use .all() or .any() to reduce a bool tensor to one value".to_string()),
-            (false, false) => None,
-        }
+        twill_check::suggest::tensor_truth_help(
+            Some(t.numel() == 1),
+            Some(t.dtype() == twill_tensor::DType::Bool),
+        )
+        .map(str::to_string)
     });
     Err(Box::new(Ctrl::Error(e)))
 }

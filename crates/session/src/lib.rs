@@ -410,26 +410,7 @@ impl Session {
             );
         }
         let mut looked = Vec::new();
-        // The modules beside the one asked for (`a.b.x` for each `x.tw`
-        // in `a/b`), the candidates of a suggestion.
-        let (package, _) = key.rsplit_once('.').unwrap_or(("", key));
-        let mut near = Vec::new();
-        for d in dirs {
-            let sub = d.join(package.replace('.', "/"));
-            near.extend(
-                self.interp
-                    .host()
-                    .file_names(&sub.to_string_lossy())
-                    .into_iter()
-                    .filter_map(|f| {
-                        let stem = f.strip_suffix(".tw")?;
-                        Some(if package.is_empty() {
-                            stem.to_string()
-                        } else {
-                            format!("{package}.{stem}")
-                        })
-                    }),
-            );
+        for d in &dirs {
             let candidate = d.join(&rel).to_string_lossy().into_owned();
             match self.interp.host().read_file(&candidate) {
                 Ok(bytes) => {
@@ -453,7 +434,29 @@ impl Session {
             .iter()
             .map(|(n, _)| n.trim_end_matches(".tw"))
             .collect();
-        // Spec §10.9: a module name within two edits of one that exists.
+        // Spec §10.9: a module name within two edits of one that exists,
+        // among the modules beside the one asked for (`a.b.x` for each
+        // `x.tw` in `a/b`) and the standard library's; the directories
+        // are listed only now, for a module that is not found.
+        let (package, _) = key.rsplit_once('.').unwrap_or(("", key));
+        let mut near = Vec::new();
+        for d in &dirs {
+            let sub = d.join(package.replace('.', "/"));
+            near.extend(
+                self.interp
+                    .host()
+                    .file_names(&sub.to_string_lossy())
+                    .into_iter()
+                    .filter_map(|f| {
+                        let stem = f.strip_suffix(".tw")?;
+                        Some(if package.is_empty() {
+                            stem.to_string()
+                        } else {
+                            format!("{package}.{stem}")
+                        })
+                    }),
+            );
+        }
         let help = twill_check::suggest::did_you_mean(
             key,
             names.iter().copied().chain(near.iter().map(|n| n.as_str())),
