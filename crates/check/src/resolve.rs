@@ -2145,16 +2145,47 @@ impl Pass<'_> {
                                 slots: 1,
                             },
                         ),
-                        Some((text, sspan)) => {
-                            self.check_spec(text, *sspan, &ty);
+                        Some(spec) => {
+                            let sspan = spec.span;
+                            let text = |t: &str| expr(H::Str(Rc::new(Text::new(t.to_string()))), sspan);
+                            let spec_expr = match spec.literal() {
+                                Some(lit) => {
+                                    self.check_spec(lit, sspan, &ty);
+                                    text(lit)
+                                }
+                                // `{x:>{w}.2f}`: the spec is the Str of its
+                                // text and of its fields' `str`, formed
+                                // when the field is, as in Python.
+                                None => {
+                                    let mut whole = text(&spec.first);
+                                    for (e, after) in &spec.fields {
+                                        let (fh, _) = self.expr(e);
+                                        let s = expr(
+                                            H::Builtin(
+                                                Builtin::Host(HostFn::Str),
+                                                hir::Args {
+                                                    items: vec![(0, fh)].into(),
+                                                    slots: 1,
+                                                },
+                                            ),
+                                            e.span,
+                                        );
+                                        whole =
+                                            expr(H::Binary(BinOp::Add, Box::new(whole), Box::new(s)), sspan);
+                                        if !after.is_empty() {
+                                            whole = expr(
+                                                H::Binary(BinOp::Add, Box::new(whole), Box::new(text(after))),
+                                                sspan,
+                                            );
+                                        }
+                                    }
+                                    whole
+                                }
+                            };
                             H::Builtin(
                                 Builtin::Host(HostFn::Format),
                                 hir::Args {
-                                    items: vec![
-                                        (0, h),
-                                        (1, expr(H::Str(Rc::new(Text::new(text.clone()))), *sspan)),
-                                    ]
-                                    .into(),
+                                    items: vec![(0, h), (1, spec_expr)].into(),
                                     slots: 2,
                                 },
                             )

@@ -182,8 +182,11 @@ impl Scopes {
             ExprKind::Name(n) => self.lookup(n, e.span),
             ExprKind::FStr(parts) => {
                 for part in parts.iter() {
-                    if let FPart::Field { value, .. } = part {
+                    if let FPart::Field { value, spec } = part {
                         self.expr(value);
+                        for (e, _) in spec.iter().flat_map(|s| &s.fields) {
+                            self.expr(e);
+                        }
                     }
                 }
             }

@@ -158,6 +158,9 @@ pub fn render(sources: &SourceMap, d: &Diagnostic, color: bool) -> String {
             text.replace_range(at..at + from.len(), &to);
         }
     }
+    // ariadne capitalises its footers; the spec quotes them as rustc
+    // writes them, `help: …` and `note: …`.
+    text = lowercase_footers(&text);
     // The call stack of a runtime error raised inside functions, outermost
     // call first (spec §10.9).
     for line in d.trace() {
@@ -442,6 +445,57 @@ fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// `Help`/`Note` (or `Help 2`) at the start of a footer line — the
+/// report's margin, `│`, one space — in lower case. Colour codes may
+/// surround any of these; a source line (it has a line number) or a label
+/// (drawn after `╰`) never matches.
+fn lowercase_footers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match footer_word_at(line) {
+            Some(at) => {
+                out.push_str(&line[..at]);
+                out.push(line.as_bytes()[at].to_ascii_lowercase() as char);
+                out.push_str(&line[at + 1..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// Where `Help` or `Note` starts in a footer line, if `line` is one.
+fn footer_word_at(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    // Skips colour codes (`ESC [ … letter`) from `i`.
+    let skip_ansi = |mut i: usize| {
+        while b.get(i) == Some(&0x1b) && b.get(i + 1) == Some(&b'[') {
+            i += 2;
+            while i < b.len() && !b[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            i += 1;
+        }
+        i
+    };
+    loop {
+        i = skip_ansi(i);
+        if b.get(i) != Some(&b' ') {
+            break;
+        }
+        i += 1;
+    }
+    i = line[i..].strip_prefix('│').map(|_| i + '│'.len_utf8())?;
+    i = skip_ansi(i);
+    if b.get(i) != Some(&b' ') {
+        return None;
+    }
+    i = skip_ansi(i + 1);
+    let rest = &line[i..];
+    (rest.starts_with("Help") || rest.starts_with("Note")).then_some(i)
+}
+
 fn kind_name(s: Severity) -> &'static str {
     match s {
         Severity::Error => "error",
@@ -459,6 +513,30 @@ mod tests {
         let mut map = SourceMap::new();
         let file = map.add(name, text);
         render(&map, &d(file), false)
+    }
+
+    #[test]
+    fn footers_are_lower_case_and_source_lines_are_not_touched() {
+        let text = "Help = 1\nNote: x\n";
+        let d = |f| {
+            Diagnostic::error(Span::new(f, 0, 4), "boom")
+                .with_label("Help here")
+                .with_note("Note one")
+                .with_note("two")
+                .with_help(Some("Help text".into()))
+        };
+        let out = show("f.tw", text, d);
+        assert!(out.contains("│ help: Help text\n"), "{out}");
+        assert!(out.contains("│ note 1: Note one\n"), "{out}");
+        assert!(out.contains("│ note 2: two\n"), "{out}");
+        assert!(out.contains(" 1 │ Help = 1\n"), "{out}");
+        assert!(out.contains("── Help here"), "{out}");
+        assert!(!out.contains("│ Help:") && !out.contains("│ Note 1"), "{out}");
+        let mut map = SourceMap::new();
+        let file = map.add("f.tw", text);
+        let coloured = strip_ansi(&render(&map, &d(file), true));
+        assert!(coloured.contains("│ help: Help text\n"), "{coloured}");
+        assert!(coloured.contains("│ note 2: two\n"), "{coloured}");
     }
 
     #[test]

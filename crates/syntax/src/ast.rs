@@ -251,7 +251,11 @@ impl ExprKind {
                 .iter()
                 .map(|p| match p {
                     FPart::Text(_) => 0,
-                    FPart::Field { value, .. } => value.depth,
+                    FPart::Field { value, spec } => spec
+                        .iter()
+                        .flat_map(|s| &s.fields)
+                        .map(|(e, _)| e.depth)
+                        .fold(value.depth, Ord::max),
                 })
                 .max()
                 .unwrap_or(0),
@@ -382,10 +386,26 @@ pub enum PatternKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum FPart {
     Text(String),
-    Field {
-        value: Expr,
-        spec: Option<(String, Span)>,
-    },
+    Field { value: Expr, spec: Option<FormatSpec> },
+}
+
+/// The `:spec` of an f-string field: literal text, or text with `{expr}`
+/// fields in it (`{x:>{w}.2f}`), whose values' `str` is spliced in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FormatSpec {
+    /// The text before the first field (all of it when there is none).
+    pub first: String,
+    /// Each field and the text after it.
+    pub fields: Vec<(Expr, String)>,
+    /// From after the `:` to before the closing `}`.
+    pub span: Span,
+}
+
+impl FormatSpec {
+    /// The spec's text when it has no fields.
+    pub fn literal(&self) -> Option<&str> {
+        self.fields.is_empty().then_some(self.first.as_str())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
