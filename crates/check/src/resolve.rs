@@ -2076,6 +2076,36 @@ impl Pass<'_> {
                 }
                 (expr(H::Tuple(hs.into_boxed_slice()), e.span), ty)
             }
+            // `Some([1, 2])` where an `Opt[Arr[Int]]` is expected, `Ok(…)`
+            // and `Err(…)` where a `Res`: the argument is resolved where
+            // the payload's type is expected.
+            (A::Call { callee, args }, Some(exp @ (Ty::Opt(_) | Ty::Res(..)))) => {
+                let ctor = match (&callee.kind, &args[..]) {
+                    (A::Name(n), [arg]) if arg.name.is_none() && self.lookup(n).is_none() => {
+                        Builtin::from_name(n).map(|b| (b, &arg.value))
+                    }
+                    _ => None,
+                };
+                let inner = match (ctor, exp) {
+                    (Some((b @ Builtin::Host(HostFn::Some), arg)), Ty::Opt(t))
+                    | (Some((b @ Builtin::Host(HostFn::Ok), arg)), Ty::Res(t, _))
+                    | (Some((b @ Builtin::Host(HostFn::Err), arg)), Ty::Res(_, t)) => Some((b, arg, t)),
+                    _ => None,
+                };
+                let Some((b, arg, t)) = inner else {
+                    return self.expr(e);
+                };
+                let (h, at) = self.expr_expect(arg, Some(t));
+                let ty = b.result_type(std::slice::from_ref(&at));
+                if self.ck.record_types {
+                    self.types.push((e.span, ty.clone()));
+                }
+                let args = hir::Args {
+                    items: Box::new([(0, h)]),
+                    slots: 1,
+                };
+                (expr(H::Builtin(b, args), e.span), ty)
+            }
             _ => self.expr(e),
         }
     }
