@@ -1023,6 +1023,7 @@ impl Pass<'_> {
                 StmtKind::Fn(decl) => {
                     if let Some(name) = &decl.name {
                         let ty = self.fn_type(decl);
+                        self.record_binding(name.span, &ty);
                         self.declare_global(&name.name, false, Some(decl.params.len()), true);
                         let key = self.gkey(&name.name).into_owned();
                         if let Some(g) = self.ck.globals.get_mut(&key) {
@@ -1338,6 +1339,9 @@ impl Pass<'_> {
     /// where it lives.
     fn declare(&mut self, name: &str, mutable: bool, ty: Ty) -> Var {
         let span = std::mem::take(&mut self.binding_span);
+        if span != Span::default() {
+            self.record_binding(span, &ty);
+        }
         if self.at_top_level() {
             let key = self.gkey(name).into_owned();
             if let Some(g) = self.ck.globals.get_mut(&key) {
@@ -1436,7 +1440,12 @@ impl Pass<'_> {
                     None => vty,
                 };
                 match self.why.get(&(value.span.start, value.span.end)).cloned() {
-                    Some(w) => self.why_by_name.insert(name.name.clone(), w),
+                    Some(w) => {
+                        if self.ck.record_types {
+                            self.notes.push((name.span, w.clone()));
+                        }
+                        self.why_by_name.insert(name.name.clone(), w)
+                    }
                     None => self.why_by_name.remove(&name.name),
                 };
                 if check.is_none() && self.ck.crosscheck {
@@ -1864,6 +1873,7 @@ impl Pass<'_> {
             }
             seen.push(&p.name.name);
             let ty = p.ty.as_ref().map(|t| self.type_expr(t));
+            self.record_binding(p.name.span, ty.as_ref().unwrap_or(&Ty::Unknown));
             self.declare(&p.name.name, false, ty.clone().unwrap_or(Ty::Unknown));
             params.push((p.name.name.as_str().into(), ty.as_ref().map(RtType::from_ty)));
         }
@@ -2592,6 +2602,7 @@ impl Pass<'_> {
                 self.cur().scopes.push(Vec::new());
                 let mut binds = Vec::new();
                 let slot = if let ast::PatternKind::Name(n) = &var.kind {
+                    self.record_binding(n.span, &el);
                     self.declare_local(&n.name, el)
                 } else {
                     let tmp = self.declare_local(" item", Ty::Unknown);
@@ -2698,6 +2709,14 @@ impl Pass<'_> {
                 .find(|l| l.slot == slot && l.name == name)
                 .and_then(|l| l.decl),
             Var::Capture(_) => None,
+        }
+    }
+
+    /// With the type table on (the language server's hover), the type a
+    /// name is bound to, at the name where it is bound.
+    fn record_binding(&mut self, span: Span, ty: &Ty) {
+        if self.ck.record_types {
+            self.types.push((span, ty.clone()));
         }
     }
 
@@ -4322,10 +4341,13 @@ impl Pass<'_> {
                 }
                 hir::Pattern::None
             }
-            P::Name(n) => match self.declare_local(&n.name, ty.clone()) {
-                Var::Local(s) => hir::Pattern::Bind(s),
-                Var::Capture(_) | Var::Global(_) => hir::Pattern::Wildcard,
-            },
+            P::Name(n) => {
+                self.record_binding(n.span, ty);
+                match self.declare_local(&n.name, ty.clone()) {
+                    Var::Local(s) => hir::Pattern::Bind(s),
+                    Var::Capture(_) | Var::Global(_) => hir::Pattern::Wildcard,
+                }
+            }
             P::Ctor { name, args } => {
                 let Some(ctor) = Ctor::from_name(&name.name) else {
                     self.err(

@@ -176,6 +176,22 @@ fn diagnostics_hover_completion_definition() {
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(text.contains("Tensor[f32]"), "{text}");
     assert!(text.contains("`+` of f16, bf16 gives f32"), "{text}");
+    // Hover on a name where it is bound: the type it is bound to, with the
+    // note; a function's name, its type; a parameter, its annotation.
+    let hover = c.at("textDocument/hover", &uri, 1, 4);
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("Tensor[f32]"), "{text}");
+    assert!(text.contains("`+` of f16, bf16 gives f32"), "{text}");
+    assert_eq!(
+        hover["range"]["start"],
+        json!({"line": 1, "character": 4}),
+        "{hover}"
+    );
+    let hover = c.at("textDocument/hover", &uri, 3, 4);
+    assert!(
+        hover["contents"]["value"].as_str().unwrap().contains("\nF64\n"),
+        "{hover}"
+    );
     // Hover on a builtin: its help text.
     let hover = c.at("textDocument/hover", &uri, 1, 10);
     assert!(
@@ -232,6 +248,28 @@ fn diagnostics_hover_completion_definition() {
         .collect();
     assert_eq!(at, [(1, 8), (2, 4)], "{edit}");
     assert!(edits.iter().all(|e| e["newText"] == "sq"));
+    // Hover where a function, a parameter and a local are bound.
+    let hover = c.at("textDocument/hover", &uri, 0, 4);
+    assert!(
+        hover["contents"]["value"].as_str().unwrap().contains("Fn"),
+        "{hover}"
+    );
+    let hover = c.at("textDocument/hover", &uri, 0, 8);
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("\nTensor\n"),
+        "{hover}"
+    );
+    let hover = c.at("textDocument/hover", &uri, 1, 8);
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("\nTensor\n"),
+        "{hover}"
+    );
     // Definition of a parameter's use: the parameter.
     let loc = c.at("textDocument/definition", &uri, 1, 13);
     assert_eq!(loc["range"]["start"], json!({"line": 0, "character": 8}), "{loc}");
