@@ -220,6 +220,10 @@ pub(crate) enum Ctrl {
 /// path (a value) pays nothing for the rare one (break, return, an error).
 pub(crate) type R<T> = Result<T, Box<Ctrl>>;
 
+// A `Value`'s unused tags hold the error: an `R<Value>` is as small as
+// the value (see `Value`'s layout).
+const _: () = assert!(std::mem::size_of::<R<crate::value::Value>>() == 16);
+
 /// An [`ErrorKind::Invalid`] error at `span`: the common case.
 pub(crate) fn fail<T>(span: Span, message: impl Into<String>) -> R<T> {
     fail_as(ErrorKind::Invalid, span, message)

@@ -20,7 +20,17 @@ use twill_tensor::index::IndexItem;
 use twill_tensor::ops::Op;
 use twill_tensor::{DType, Tensor};
 
+/// A value of the host language: 16 bytes, a tag and one word.
+///
+/// `repr(u64)` puts every payload (a `Bool`'s and a `DType`'s too) at
+/// offset 8, so a value is copied as two words: with the default layout
+/// those one-byte payloads sit next to the tag, and moves out of an
+/// `R<Value>` were split into byte and half-word pieces that stalled the
+/// loads after them (store forwarding). The tag's unused values remain a
+/// niche, so `R<Value>` (asserted beside `R`) and `Option<Value>` are 16
+/// bytes too.
 #[derive(Clone, Debug)]
+#[repr(u64)]
 pub enum Value {
     Unit,
     Int(i64),
@@ -52,6 +62,8 @@ pub enum Value {
     /// A global whose definition has not run yet.
     Undefined,
 }
+
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
 
 /// An evaluated index item.
 pub(crate) enum IndexKey {
