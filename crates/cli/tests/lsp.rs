@@ -118,6 +118,12 @@ impl Client {
         )
     }
 
+    /// The hover's text at a position (empty when there is none).
+    fn hover(&mut self, uri: &str, line: u32, character: u32) -> String {
+        let h = self.at("textDocument/hover", uri, line, character);
+        h["contents"]["value"].as_str().unwrap_or_default().to_string()
+    }
+
     fn finish(mut self) {
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
@@ -172,35 +178,24 @@ fn diagnostics_hover_completion_definition() {
     assert_eq!(c.diagnostics(&uri), Vec::<Value>::new());
 
     // Hover on `a` in `a.sum()`: its static type.
-    let hover = c.at("textDocument/hover", &uri, 2, 8);
-    let text = hover["contents"]["value"].as_str().unwrap();
-    assert!(text.contains("Tensor[f32]"), "{text}");
-    assert!(text.contains("`+` of f16, bf16 gives f32"), "{text}");
-    // Hover on a name where it is bound: the type it is bound to, with the
-    // note; a function's name, its type; a parameter, its annotation.
+    // And on `a` where it is bound: the type it is bound to, the same note.
+    for (line, character) in [(2, 8), (1, 4)] {
+        let text = c.hover(&uri, line, character);
+        assert!(text.contains("Tensor[f32]"), "{text}");
+        assert!(text.contains("`+` of f16, bf16 gives f32"), "{text}");
+    }
     let hover = c.at("textDocument/hover", &uri, 1, 4);
-    let text = hover["contents"]["value"].as_str().unwrap();
-    assert!(text.contains("Tensor[f32]"), "{text}");
-    assert!(text.contains("`+` of f16, bf16 gives f32"), "{text}");
     assert_eq!(
         hover["range"]["start"],
         json!({"line": 1, "character": 4}),
         "{hover}"
     );
-    let hover = c.at("textDocument/hover", &uri, 3, 4);
-    assert!(
-        hover["contents"]["value"].as_str().unwrap().contains("\nF64\n"),
-        "{hover}"
-    );
+    // `r`, bound to what a module's function returns: its declared type.
+    let text = c.hover(&uri, 3, 4);
+    assert!(text.contains("\nF64\n"), "{text}");
     // Hover on a builtin: its help text.
-    let hover = c.at("textDocument/hover", &uri, 1, 10);
-    assert!(
-        hover["contents"]["value"]
-            .as_str()
-            .unwrap()
-            .contains("zeros(shape"),
-        "{hover}"
-    );
+    let text = c.hover(&uri, 1, 10);
+    assert!(text.contains("zeros(shape"), "{text}");
 
     // Completion after `a.`: the tensor's methods.
     let items = c.at("textDocument/completion", &uri, 2, 10);
@@ -249,27 +244,12 @@ fn diagnostics_hover_completion_definition() {
     assert_eq!(at, [(1, 8), (2, 4)], "{edit}");
     assert!(edits.iter().all(|e| e["newText"] == "sq"));
     // Hover where a function, a parameter and a local are bound.
-    let hover = c.at("textDocument/hover", &uri, 0, 4);
-    assert!(
-        hover["contents"]["value"].as_str().unwrap().contains("Fn"),
-        "{hover}"
-    );
-    let hover = c.at("textDocument/hover", &uri, 0, 8);
-    assert!(
-        hover["contents"]["value"]
-            .as_str()
-            .unwrap()
-            .contains("\nTensor\n"),
-        "{hover}"
-    );
-    let hover = c.at("textDocument/hover", &uri, 1, 8);
-    assert!(
-        hover["contents"]["value"]
-            .as_str()
-            .unwrap()
-            .contains("\nTensor\n"),
-        "{hover}"
-    );
+    let text = c.hover(&uri, 0, 4);
+    assert!(text.contains("Fn"), "{text}");
+    let text = c.hover(&uri, 0, 8);
+    assert!(text.contains("\nTensor\n"), "{text}");
+    let text = c.hover(&uri, 1, 8);
+    assert!(text.contains("\nTensor\n"), "{text}");
     // Definition of a parameter's use: the parameter.
     let loc = c.at("textDocument/definition", &uri, 1, 13);
     assert_eq!(loc["range"]["start"], json!({"line": 0, "character": 8}), "{loc}");

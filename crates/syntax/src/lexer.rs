@@ -529,7 +529,13 @@ impl<'a> Lexer<'a> {
     /// or at the end of its line when that is missing).
     fn scan_fstring(&mut self, start: usize) -> usize {
         let mut out = Vec::new();
-        let end = scan_fstring(self.raw.source(), self.file, start, 0, &mut out, &mut self.errors);
+        let mut scan = FScan {
+            src: self.raw.source(),
+            file: self.file,
+            errors: Vec::new(),
+        };
+        let end = scan.fstring(start, 0, &mut out);
+        self.errors.append(&mut scan.errors);
         self.fstring.extend(out);
         end
     }
@@ -627,163 +633,316 @@ const MAX_FSTRING_NEST: usize = 8;
 /// tokens and where it ends, spliced in when the field is lexed.
 type NestedFString = (usize, Vec<Spanned>, usize);
 
-/// Scans the f-string whose `f"` starts at `start` (inside `nest` others)
-/// into `out`, its errors into `errors`; returns where it ends (after its
-/// closing `"`, or at the end of its line when that is missing).
-fn scan_fstring(
-    src: &str,
+/// An f-string's scanner: the source, its file, and the errors found.
+struct FScan<'s> {
+    src: &'s str,
     file: FileId,
-    start: usize,
-    nest: usize,
-    out: &mut Vec<Spanned>,
-    all_errors: &mut Vec<Diagnostic>,
-) -> usize {
-    let b = src.as_bytes();
-    let line_end = src[start..].find('\n').map_or(src.len(), |n| start + n);
-    out.push((start, Tok::FStart, start + 2));
-    let mut errors = Vec::new();
-    let mut i = start + 2;
-    let unterminated = |errors: &mut Vec<Diagnostic>| {
-        errors.push(
-            Diagnostic::error(Span::new(file, start, line_end), "unterminated f-string")
-                .with_label("the closing `\"` is missing on this line"),
-        );
-    };
-    loop {
-        // Literal text, up to a field, the end, or the end of the line.
-        let text_start = i;
-        let mut text = String::new();
-        let mut raw_from = i;
-        let flush = |text: &mut String, from: usize, to: usize, errors: &mut Vec<Diagnostic>| match unescape(
-            &src[from..to],
-            file,
-            from,
-        ) {
-            Ok(s) => text.push_str(&s),
-            Err(d) => errors.push(d),
+    errors: Vec<Diagnostic>,
+}
+
+impl FScan<'_> {
+    /// Scans the f-string whose `f"` starts at `start` (inside `nest` others)
+    /// into `out`; returns where it ends (after its closing `"`, or at the end
+    /// of its line when that is missing).
+    fn fstring(&mut self, start: usize, nest: usize, out: &mut Vec<Spanned>) -> usize {
+        let (src, file) = (self.src, self.file);
+        let b = src.as_bytes();
+        let line_end = src[start..].find('\n').map_or(src.len(), |n| start + n);
+        out.push((start, Tok::FStart, start + 2));
+        let errors_before = self.errors.len();
+        let mut i = start + 2;
+        let unterminated = |errors: &mut Vec<Diagnostic>| {
+            errors.push(
+                Diagnostic::error(Span::new(file, start, line_end), "unterminated f-string")
+                    .with_label("the closing `\"` is missing on this line"),
+            );
         };
-        let stop = loop {
-            match b.get(i) {
-                None | Some(b'\n') => break None,
-                Some(b'\\') => i = after_escape(src, i),
-                Some(b'{') if b.get(i + 1) == Some(&b'{') => {
-                    flush(&mut text, raw_from, i + 1, &mut errors);
-                    i += 2;
-                    raw_from = i;
+        loop {
+            // Literal text, up to a field, the end, or the end of the line.
+            let text_start = i;
+            let mut text = String::new();
+            let mut raw_from = i;
+            let flush =
+                |text: &mut String, from: usize, to: usize, errors: &mut Vec<Diagnostic>| match unescape(
+                    &src[from..to],
+                    file,
+                    from,
+                ) {
+                    Ok(s) => text.push_str(&s),
+                    Err(d) => errors.push(d),
+                };
+            let stop = loop {
+                match b.get(i) {
+                    None | Some(b'\n') => break None,
+                    Some(b'\\') => i = after_escape(src, i),
+                    Some(b'{') if b.get(i + 1) == Some(&b'{') => {
+                        flush(&mut text, raw_from, i + 1, &mut self.errors);
+                        i += 2;
+                        raw_from = i;
+                    }
+                    Some(b'}') if b.get(i + 1) == Some(&b'}') => {
+                        flush(&mut text, raw_from, i + 1, &mut self.errors);
+                        i += 2;
+                        raw_from = i;
+                    }
+                    Some(&c @ (b'{' | b'}' | b'"')) => break Some(c),
+                    Some(_) => i += 1,
                 }
-                Some(b'}') if b.get(i + 1) == Some(&b'}') => {
-                    flush(&mut text, raw_from, i + 1, &mut errors);
-                    i += 2;
-                    raw_from = i;
-                }
-                Some(&c @ (b'{' | b'}' | b'"')) => break Some(c),
-                Some(_) => i += 1,
+            };
+            let i_text_end = i.min(line_end);
+            flush(&mut text, raw_from.min(i_text_end), i_text_end, &mut self.errors);
+            if !text.is_empty() {
+                out.push((text_start, Tok::FText(text), i_text_end));
             }
-        };
-        let i_text_end = i.min(line_end);
-        flush(&mut text, raw_from.min(i_text_end), i_text_end, &mut errors);
-        if !text.is_empty() {
-            out.push((text_start, Tok::FText(text), i_text_end));
-        }
-        match stop {
-            None => {
-                unterminated(&mut errors);
+            match stop {
+                None => {
+                    unterminated(&mut self.errors);
+                    out.push((line_end, Tok::Error, line_end));
+                    i = line_end;
+                    break;
+                }
+                Some(b'"') => {
+                    out.push((i, Tok::FEnd, i + 1));
+                    i += 1;
+                    break;
+                }
+                Some(b'}') => {
+                    self.errors.push(
+                        Diagnostic::error(Span::new(file, i, i + 1), "a single `}` in an f-string")
+                            .with_label("write `}}` for a literal brace"),
+                    );
+                    i += 1;
+                    continue;
+                }
+                Some(_) => {}
+            }
+            // A field: `{`, an expression, maybe `:spec` (literal text with
+            // `{expr}` fields in it), `}`.
+            let open = i;
+            let mut nested = Vec::new();
+            let mut spec: Option<(usize, Vec<SpecPiece>)> = None;
+            let field = self.field(open + 1, nest, &mut nested);
+            let close = match field {
+                Some((at, b'}')) => Some(at),
+                Some((colon, _)) => {
+                    let pieces = self.spec(colon + 1, nest, &mut nested);
+                    let close = pieces.as_ref().map(|(close, _)| *close);
+                    spec = pieces.map(|(_, p)| (colon, p));
+                    close
+                }
+                None => None,
+            };
+            let Some(close) = close else {
+                if self.errors.len() == errors_before {
+                    self.errors.push(
+                        Diagnostic::error(
+                            Span::new(file, open, line_end.max(open + 1)),
+                            "unclosed `{` in an f-string",
+                        )
+                        .with_label("this field has no `}`"),
+                    );
+                }
                 out.push((line_end, Tok::Error, line_end));
                 i = line_end;
                 break;
-            }
-            Some(b'"') => {
-                out.push((i, Tok::FEnd, i + 1));
-                i += 1;
-                break;
-            }
-            Some(b'}') => {
-                errors.push(
-                    Diagnostic::error(Span::new(file, i, i + 1), "a single `}` in an f-string")
-                        .with_label("write `}}` for a literal brace"),
+            };
+            let expr_end = spec.as_ref().map_or(close, |(colon, _)| *colon);
+            if src[open + 1..expr_end].trim().is_empty() {
+                self.errors.push(
+                    Diagnostic::error(Span::new(file, open, close + 1), "an empty field in an f-string")
+                        .with_label("an expression goes here")
+                        .with_note("write `{{` for a literal brace"),
                 );
-                i += 1;
+                i = close + 1;
                 continue;
             }
-            Some(_) => {}
-        }
-        // A field: `{`, an expression, maybe `:spec` (literal text with
-        // `{expr}` fields in it), `}`.
-        let open = i;
-        let mut nested = Vec::new();
-        let mut spec: Option<(usize, Vec<SpecPiece>)> = None;
-        let field = scan_field(src, file, open + 1, nest, &mut nested, &mut errors);
-        let close = match field {
-            Some((at, b'}')) => Some(at),
-            Some((colon, _)) => {
-                let pieces = scan_spec(src, file, colon + 1, nest, &mut nested, &mut errors);
-                let close = pieces.as_ref().map(|(close, _)| *close);
-                spec = pieces.map(|(_, p)| (colon, p));
-                close
+            out.push((open, Tok::FOpen, open + 1));
+            self.lex_field(open + 1, expr_end, &mut nested, out);
+            // A spec with an empty field is reported and left out, so the
+            // parser sees a well-formed field.
+            let mut empty = false;
+            for piece in spec.iter().flat_map(|(_, p)| p) {
+                if let &SpecPiece::Field(l, r) = piece {
+                    if src[l + 1..r].trim().is_empty() {
+                        self.errors.push(
+                            Diagnostic::error(Span::new(file, l, r + 1), "an empty field in a format spec")
+                                .with_label("an expression goes here"),
+                        );
+                        empty = true;
+                    }
+                }
             }
-            None => None,
-        };
-        let Some(close) = close else {
-            if errors.is_empty() {
-                errors.push(
-                    Diagnostic::error(
-                        Span::new(file, open, line_end.max(open + 1)),
-                        "unclosed `{` in an f-string",
-                    )
-                    .with_label("this field has no `}`"),
-                );
+            if let Some((colon, pieces)) = spec.filter(|_| !empty) {
+                let mut from = colon + 1;
+                for piece in pieces {
+                    match piece {
+                        SpecPiece::Text(to) => {
+                            out.push((from, Tok::FSpec(src[from..to].to_string()), to));
+                        }
+                        SpecPiece::Field(l, r) => {
+                            out.push((l, Tok::FOpen, l + 1));
+                            self.lex_field(l + 1, r, &mut nested, out);
+                            out.push((r, Tok::FClose, r + 1));
+                            from = r + 1;
+                        }
+                    }
+                }
             }
-            out.push((line_end, Tok::Error, line_end));
-            i = line_end;
-            break;
-        };
-        let expr_end = spec.as_ref().map_or(close, |(colon, _)| *colon);
-        if src[open + 1..expr_end].trim().is_empty() {
-            errors.push(
-                Diagnostic::error(Span::new(file, open, close + 1), "an empty field in an f-string")
-                    .with_label("an expression goes here")
-                    .with_note("write `{{` for a literal brace"),
-            );
+            out.push((close, Tok::FClose, close + 1));
             i = close + 1;
-            continue;
         }
-        out.push((open, Tok::FOpen, open + 1));
-        lex_field(src, file, open + 1, expr_end, &mut nested, out, &mut errors);
-        // A spec with an empty field is reported and left out, so the
-        // parser sees a well-formed field.
-        let mut empty = false;
-        for piece in spec.iter().flat_map(|(_, p)| p) {
-            if let &SpecPiece::Field(l, r) = piece {
-                if src[l + 1..r].trim().is_empty() {
-                    errors.push(
-                        Diagnostic::error(Span::new(file, l, r + 1), "an empty field in a format spec")
-                            .with_label("an expression goes here"),
-                    );
-                    empty = true;
-                }
-            }
-        }
-        if let Some((colon, pieces)) = spec.filter(|_| !empty) {
-            let mut from = colon + 1;
-            for piece in pieces {
-                match piece {
-                    SpecPiece::Text(to) => {
-                        out.push((from, Tok::FSpec(src[from..to].to_string()), to));
-                    }
-                    SpecPiece::Field(l, r) => {
-                        out.push((l, Tok::FOpen, l + 1));
-                        lex_field(src, file, l + 1, r, &mut nested, out, &mut errors);
-                        out.push((r, Tok::FClose, r + 1));
-                        from = r + 1;
-                    }
-                }
-            }
-        }
-        out.push((close, Tok::FClose, close + 1));
-        i = close + 1;
+        i
     }
-    all_errors.extend(errors);
-    i
+
+    /// Finds where the expression of an f-string field starting at `from`
+    /// ends: `Some((at, c))` with `c` the `}` or `:` at `at` (outside brackets
+    /// and strings), `None` when the line or the f-string ends first. A nested
+    /// f-string is scanned on the way, into `nested`.
+    fn field(&mut self, from: usize, nest: usize, nested: &mut Vec<NestedFString>) -> Option<(usize, u8)> {
+        let (src, file) = (self.src, self.file);
+        let b = src.as_bytes();
+        let mut i = from;
+        let mut depth = 0usize;
+        loop {
+            match b.get(i) {
+                None | Some(b'\n') => return None,
+                Some(b'f')
+                    if b.get(i + 1) == Some(&b'"')
+                        && (i == from
+                            || !(b[i - 1].is_ascii_alphanumeric()
+                                || b[i - 1] == b'_'
+                                || b[i - 1] >= 0x80)) =>
+                {
+                    if nest + 1 >= MAX_FSTRING_NEST {
+                        self.errors.push(
+                            Diagnostic::error(Span::new(file, i, i + 2), "f-strings nested too deeply")
+                                .with_label(format!("the {}th f-string inside another's field", nest + 1))
+                                .with_note(format!("at most {MAX_FSTRING_NEST} f-strings may nest")),
+                        );
+                        return None;
+                    }
+                    let mut toks = Vec::new();
+                    let end = self.fstring(i, nest + 1, &mut toks);
+                    // An unterminated one ends in an error token at its line's end.
+                    if toks.last().is_some_and(|t| t.1 == Tok::Error) {
+                        return None;
+                    }
+                    nested.push((i, toks, end));
+                    i = end;
+                }
+                Some(b'"') => {
+                    // A string inside the expression, to its closing quote.
+                    i += 1;
+                    while let Some(&c) = b.get(i) {
+                        if c == b'\n' || c == b'"' {
+                            break;
+                        }
+                        i = if c == b'\\' { after_escape(src, i) } else { i + 1 };
+                    }
+                    if b.get(i) != Some(&b'"') {
+                        return None;
+                    }
+                    i += 1;
+                }
+                Some(b'(' | b'[' | b'{') => {
+                    depth += 1;
+                    i += 1;
+                }
+                Some(b')' | b']' | b'}') if depth > 0 => {
+                    depth -= 1;
+                    i += 1;
+                }
+                Some(&c @ (b'}' | b':')) if depth == 0 => return Some((i, c)),
+                Some(_) => i += 1,
+            }
+        }
+    }
+
+    /// The pieces of a format spec starting at `from`, up to the field's
+    /// closing `}` (returned with them); `None`, with an error where there is
+    /// one to say, when the spec is not closed.
+    fn spec(
+        &mut self,
+        from: usize,
+        nest: usize,
+        nested: &mut Vec<NestedFString>,
+    ) -> Option<(usize, Vec<SpecPiece>)> {
+        let (src, file) = (self.src, self.file);
+        let b = src.as_bytes();
+        let mut pieces = Vec::new();
+        let mut i = from;
+        loop {
+            match b.get(i) {
+                None | Some(b'\n' | b'"') => return None,
+                Some(b'}') => {
+                    pieces.push(SpecPiece::Text(i));
+                    return Some((i, pieces));
+                }
+                Some(b'{') => {
+                    pieces.push(SpecPiece::Text(i));
+                    match self.field(i + 1, nest, nested)? {
+                        (close, b'}') => {
+                            pieces.push(SpecPiece::Field(i, close));
+                            i = close + 1;
+                        }
+                        (colon, _) => {
+                            self.errors.push(
+                                Diagnostic::error(
+                                    Span::new(file, colon, colon + 1),
+                                    "a format spec inside a format spec's field",
+                                )
+                                .with_label("a field in a spec is an expression alone")
+                                .with_note("compute the inner value first: `{x:{w}}` takes `w` as text"),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Some(_) => i += 1,
+            }
+        }
+    }
+
+    /// The tokens of an f-string field's expression, `src[from..to]`, into
+    /// `out`; a nested f-string's `f"` takes the tokens scanned for it.
+    fn lex_field(&mut self, from: usize, to: usize, nested: &mut Vec<NestedFString>, out: &mut Vec<Spanned>) {
+        let (src, file) = (self.src, self.file);
+        let mut inner = Raw::lexer(&src[from..to]);
+        while let Some(res) = inner.next() {
+            let sp = inner.span();
+            let (l, r) = (from + sp.start, from + sp.end);
+            let tok = match res {
+                Ok(Raw::FStrStart) => match nested.iter().position(|n| n.0 == l) {
+                    Some(k) => {
+                        let (_, toks, end) = nested.swap_remove(k);
+                        out.extend(toks);
+                        inner.bump(end.min(to).saturating_sub(r));
+                        continue;
+                    }
+                    None => {
+                        self.errors.push(Diagnostic::error(
+                            Span::new(file, l, r),
+                            "an f-string inside an f-string's field",
+                        ));
+                        Tok::Error
+                    }
+                },
+                Ok(r) => decode(r, inner.slice(), file, l, &mut self.errors),
+                Err(()) => {
+                    let ch = inner.slice().chars().next().unwrap_or('?');
+                    self.errors.push(
+                        Diagnostic::error(
+                            Span::new(file, l, r),
+                            format!("unexpected character `{}`", ch.escape_debug()),
+                        )
+                        .with_label("not part of any token"),
+                    );
+                    Tok::Error
+                }
+            };
+            out.push((l, tok, r));
+        }
+    }
 }
 
 /// A piece of a format spec: literal text ending at a position, or a
@@ -792,168 +951,6 @@ fn scan_fstring(
 enum SpecPiece {
     Text(usize),
     Field(usize, usize),
-}
-
-/// Finds where the expression of an f-string field starting at `from`
-/// ends: `Some((at, c))` with `c` the `}` or `:` at `at` (outside brackets
-/// and strings), `None` when the line or the f-string ends first. A nested
-/// f-string is scanned on the way, into `nested`.
-fn scan_field(
-    src: &str,
-    file: FileId,
-    from: usize,
-    nest: usize,
-    nested: &mut Vec<NestedFString>,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<(usize, u8)> {
-    let b = src.as_bytes();
-    let mut i = from;
-    let mut depth = 0usize;
-    loop {
-        match b.get(i) {
-            None | Some(b'\n') => return None,
-            Some(b'f')
-                if b.get(i + 1) == Some(&b'"')
-                    && (i == from
-                        || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] >= 0x80)) =>
-            {
-                if nest + 1 >= MAX_FSTRING_NEST {
-                    errors.push(
-                        Diagnostic::error(Span::new(file, i, i + 2), "f-strings nested too deeply")
-                            .with_label(format!("the {}th f-string inside another's field", nest + 1))
-                            .with_note(format!("at most {MAX_FSTRING_NEST} f-strings may nest")),
-                    );
-                    return None;
-                }
-                let mut toks = Vec::new();
-                let end = scan_fstring(src, file, i, nest + 1, &mut toks, errors);
-                // An unterminated one ends in an error token at its line's end.
-                if toks.last().is_some_and(|t| t.1 == Tok::Error) {
-                    return None;
-                }
-                nested.push((i, toks, end));
-                i = end;
-            }
-            Some(b'"') => {
-                // A string inside the expression, to its closing quote.
-                i += 1;
-                while let Some(&c) = b.get(i) {
-                    if c == b'\n' || c == b'"' {
-                        break;
-                    }
-                    i = if c == b'\\' { after_escape(src, i) } else { i + 1 };
-                }
-                if b.get(i) != Some(&b'"') {
-                    return None;
-                }
-                i += 1;
-            }
-            Some(b'(' | b'[' | b'{') => {
-                depth += 1;
-                i += 1;
-            }
-            Some(b')' | b']' | b'}') if depth > 0 => {
-                depth -= 1;
-                i += 1;
-            }
-            Some(&c @ (b'}' | b':')) if depth == 0 => return Some((i, c)),
-            Some(_) => i += 1,
-        }
-    }
-}
-
-/// The pieces of a format spec starting at `from`, up to the field's
-/// closing `}` (returned with them); `None`, with an error where there is
-/// one to say, when the spec is not closed.
-fn scan_spec(
-    src: &str,
-    file: FileId,
-    from: usize,
-    nest: usize,
-    nested: &mut Vec<NestedFString>,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<(usize, Vec<SpecPiece>)> {
-    let b = src.as_bytes();
-    let mut pieces = Vec::new();
-    let mut i = from;
-    loop {
-        match b.get(i) {
-            None | Some(b'\n' | b'"') => return None,
-            Some(b'}') => {
-                pieces.push(SpecPiece::Text(i));
-                return Some((i, pieces));
-            }
-            Some(b'{') => {
-                pieces.push(SpecPiece::Text(i));
-                match scan_field(src, file, i + 1, nest, nested, errors)? {
-                    (close, b'}') => {
-                        pieces.push(SpecPiece::Field(i, close));
-                        i = close + 1;
-                    }
-                    (colon, _) => {
-                        errors.push(
-                            Diagnostic::error(
-                                Span::new(file, colon, colon + 1),
-                                "a format spec inside a format spec's field",
-                            )
-                            .with_label("a field in a spec is an expression alone")
-                            .with_note("compute the inner value first: `{x:{w}}` takes `w` as text"),
-                        );
-                        return None;
-                    }
-                }
-            }
-            Some(_) => i += 1,
-        }
-    }
-}
-
-/// The tokens of an f-string field's expression, `src[from..to]`, into
-/// `out`; a nested f-string's `f"` takes the tokens scanned for it.
-fn lex_field(
-    src: &str,
-    file: FileId,
-    from: usize,
-    to: usize,
-    nested: &mut Vec<NestedFString>,
-    out: &mut Vec<Spanned>,
-    errors: &mut Vec<Diagnostic>,
-) {
-    let mut inner = Raw::lexer(&src[from..to]);
-    while let Some(res) = inner.next() {
-        let sp = inner.span();
-        let (l, r) = (from + sp.start, from + sp.end);
-        let tok = match res {
-            Ok(Raw::FStrStart) => match nested.iter().position(|n| n.0 == l) {
-                Some(k) => {
-                    let (_, toks, end) = nested.swap_remove(k);
-                    out.extend(toks);
-                    inner.bump(end.min(to).saturating_sub(r));
-                    continue;
-                }
-                None => {
-                    errors.push(Diagnostic::error(
-                        Span::new(file, l, r),
-                        "an f-string inside an f-string's field",
-                    ));
-                    Tok::Error
-                }
-            },
-            Ok(r) => decode(r, inner.slice(), file, l, errors),
-            Err(()) => {
-                let ch = inner.slice().chars().next().unwrap_or('?');
-                errors.push(
-                    Diagnostic::error(
-                        Span::new(file, l, r),
-                        format!("unexpected character `{}`", ch.escape_debug()),
-                    )
-                    .with_label("not part of any token"),
-                );
-                Tok::Error
-            }
-        };
-        out.push((l, tok, r));
-    }
 }
 
 fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diagnostic>) -> Tok {
