@@ -3052,11 +3052,6 @@ impl Interp {
         true
     }
 
-    /// `d.get(k)`, `d.get(k, default)` and `d.contains(k)` on a Dict in
-    /// register `recv` with positional arguments from register `at`: the
-    /// lookup in place, without the argument vectors of a method call
-    /// (the compiled engine's fast path; `None` sends the call the general
-    /// way, which gives the same value and every error).
     /// `d[k] = v`, or `d[k] op= v` on numbers with `k` present, for the
     /// Dict in register `d`, the key in `key` and the value in `src`: true
     /// when done in place; false (nothing changed) for the general path,
@@ -3142,6 +3137,11 @@ impl Interp {
         builtins::method_values(r, m.method, h.name(), argv, span).map(Some)
     }
 
+    /// `d.get(k)`, `d.get(k, default)` and `d.contains(k)` on a Dict in
+    /// register `recv` with positional arguments from register `at`: the
+    /// lookup in place, without the argument vectors of a method call
+    /// (the compiled engine's fast path; `None` sends the call the general
+    /// way, which gives the same value and every error).
     fn dict_lookup(&mut self, recv: usize, at: usize, m: &hir::MethodCall) -> Option<Value> {
         let h = m.method.host?;
         let n = m.args.items.len();
