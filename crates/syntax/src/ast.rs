@@ -381,8 +381,8 @@ pub enum PatternKind {
     Tuple(Vec<Pattern>),
 }
 
-/// A piece of an f-string: literal text, or a field (a value and the text
-/// of its format spec, with the spec's span).
+/// A piece of an f-string: literal text, or a field (a value and its
+/// format spec, if any).
 #[derive(Clone, Debug, PartialEq)]
 pub enum FPart {
     Text(String),

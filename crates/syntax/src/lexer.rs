@@ -43,7 +43,7 @@ enum Raw {
     Str,
     #[regex(r#""([^"\\\n]|\\[^\n])*"#)]
     UnterminatedStr,
-    /// `f"`: the rest of an f-string is scanned by hand (`Lexer::fstring`).
+    /// `f"`: the rest of an f-string is scanned by hand (`FScan`).
     #[token("f\"")]
     FStrStart,
     #[token("(")]
@@ -979,7 +979,7 @@ fn decode(r: Raw, slice: &str, file: FileId, start: usize, errors: &mut Vec<Diag
                 Tok::Str(String::new())
             }
         },
-        // Scanned by `Lexer::scan_fstring` before it gets here.
+        // Scanned by `FScan` (from `Lexer::scan_fstring`) before it gets here.
         Raw::FStrStart => Tok::Error,
         Raw::UnterminatedStr => {
             errors.push(
