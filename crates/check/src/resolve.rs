@@ -523,6 +523,31 @@ fn expr(kind: H, span: Span) -> hir::Expr {
     hir::Expr { kind, span }
 }
 
+/// A call of the builtin `b` with `args` in its first parameters.
+fn builtin_call(b: Builtin, args: Vec<hir::Expr>) -> H {
+    let slots = args.len() as u32;
+    H::Builtin(
+        b,
+        hir::Args {
+            items: (0..).zip(args).collect(),
+            slots,
+        },
+    )
+}
+
+/// A Str literal.
+fn str_lit(s: &str, span: Span) -> hir::Expr {
+    expr(H::Str(Rc::new(Text::new(s.to_string()))), span)
+}
+
+/// The Str concatenation (`+`) of `pieces`, left to right; `None` when
+/// there are none.
+fn concat(pieces: Vec<hir::Expr>, span: Span) -> Option<hir::Expr> {
+    pieces
+        .into_iter()
+        .reduce(|acc, p| expr(H::Binary(BinOp::Add, Box::new(acc), Box::new(p)), span))
+}
+
 /// A block as an expression. A block of one expression statement is that
 /// expression: names are already slots, so the block adds nothing but a
 /// level of evaluation.
@@ -2030,16 +2055,7 @@ impl Pass<'_> {
                     let (h, t) = self.expr_expect(it, Some(el));
                     let h = if **el == Ty::F64 && t == Ty::Int {
                         let sp = h.span;
-                        expr(
-                            H::Builtin(
-                                Builtin::Host(HostFn::Float),
-                                hir::Args {
-                                    items: Box::new([(0, h)]),
-                                    slots: 1,
-                                },
-                            ),
-                            sp,
-                        )
+                        expr(builtin_call(Builtin::Host(HostFn::Float), vec![h]), sp)
                     } else {
                         h
                     };
@@ -2110,11 +2126,7 @@ impl Pass<'_> {
                 if self.ck.record_types {
                     self.types.push((e.span, ty.clone()));
                 }
-                let args = hir::Args {
-                    items: Box::new([(0, h)]),
-                    slots: 1,
-                };
-                (expr(H::Builtin(b, args), e.span), ty)
+                (expr(builtin_call(b, vec![h]), e.span), ty)
             }
             _ => self.expr(e),
         }
@@ -2173,77 +2185,45 @@ impl Pass<'_> {
         let mut pieces: Vec<hir::Expr> = Vec::with_capacity(parts.len());
         for p in parts {
             match p {
-                ast::FPart::Text(t) => pieces.push(expr(H::Str(Rc::new(Text::new(t.clone()))), span)),
+                ast::FPart::Text(t) => pieces.push(str_lit(t, span)),
                 ast::FPart::Field { value, spec } => {
                     let (h, ty) = self.expr(value);
-                    let vspan = value.span;
                     let call = match spec {
-                        None => H::Builtin(
-                            Builtin::Host(HostFn::Str),
-                            hir::Args {
-                                items: vec![(0, h)].into(),
-                                slots: 1,
-                            },
-                        ),
+                        None => builtin_call(Builtin::Host(HostFn::Str), vec![h]),
                         Some(spec) => {
                             let sspan = spec.span;
-                            let text = |t: &str| expr(H::Str(Rc::new(Text::new(t.to_string()))), sspan);
                             let spec_expr = match spec.literal() {
                                 Some(lit) => {
                                     self.check_spec(lit, sspan, &ty);
-                                    text(lit)
+                                    str_lit(lit, sspan)
                                 }
                                 // `{x:>{w}.2f}`: the spec is the Str of its
                                 // text and of its fields' `str`, formed
                                 // when the field is, as in Python.
                                 None => {
-                                    let mut whole = text(&spec.first);
+                                    let mut parts = vec![str_lit(&spec.first, sspan)];
                                     for (e, after) in &spec.fields {
                                         let (fh, _) = self.expr(e);
-                                        let s = expr(
-                                            H::Builtin(
-                                                Builtin::Host(HostFn::Str),
-                                                hir::Args {
-                                                    items: vec![(0, fh)].into(),
-                                                    slots: 1,
-                                                },
-                                            ),
+                                        parts.push(expr(
+                                            builtin_call(Builtin::Host(HostFn::Str), vec![fh]),
                                             e.span,
-                                        );
-                                        whole =
-                                            expr(H::Binary(BinOp::Add, Box::new(whole), Box::new(s)), sspan);
+                                        ));
                                         if !after.is_empty() {
-                                            whole = expr(
-                                                H::Binary(BinOp::Add, Box::new(whole), Box::new(text(after))),
-                                                sspan,
-                                            );
+                                            parts.push(str_lit(after, sspan));
                                         }
                                     }
-                                    whole
+                                    concat(parts, sspan).unwrap_or_else(|| str_lit("", sspan))
                                 }
                             };
-                            H::Builtin(
-                                Builtin::Host(HostFn::Format),
-                                hir::Args {
-                                    items: vec![(0, h), (1, spec_expr)].into(),
-                                    slots: 2,
-                                },
-                            )
+                            builtin_call(Builtin::Host(HostFn::Format), vec![h, spec_expr])
                         }
                     };
-                    pieces.push(expr(call, vspan));
+                    pieces.push(expr(call, value.span));
                 }
             }
         }
-        let mut pieces = pieces.into_iter();
-        let Some(first) = pieces.next() else {
-            return H::Str(Rc::default());
-        };
-        let whole = pieces.fold(first, |acc, p| {
-            expr(H::Binary(BinOp::Add, Box::new(acc), Box::new(p)), span)
-        });
         // A single field is still a Str: `f"{x}"` is `str(x)`.
-        whole.kind
+        concat(pieces, span).map_or_else(|| H::Str(Rc::default()), |whole| whole.kind)
     }
 
     /// A literal format spec: it must parse, and format a value of type
