@@ -19,7 +19,12 @@ says so and changes nothing), `--twill PATH` (another binary; the run
 uses a copy taken at its start, so a rebuild meanwhile changes nothing),
 `--no-wait` (see "Threads" below), `--update` (with `--only`: re-measure
 those cases and merge them into the previous results.json, e.g. after a
-kernel change). Without
+kernel change), `--isa avx2` (every side held to AVX2 on an AVX-512 CPU:
+twill by `TWILL_ISA=avx2`, NumPy's dispatch by `NPY_DISABLE_CPU_FEATURES`,
+OpenBLAS by `OPENBLAS_CORETYPE=Haswell`, torch by
+`ATEN_CPU_CAPABILITY=avx2`; results go to target/bench-matrix-avx2/ and
+`--write` fills the `ops-matrix-avx2` markers instead: the paths an
+AVX2-only machine runs, on this machine's cores, caches and clock). Without
 `--write` the table goes to stdout. Raw results go to
 target/bench-matrix/results.json, the generated twill programs to
 target/bench-matrix/ (never to benches/).
@@ -168,6 +173,22 @@ import sys
 import time
 import warnings
 
+# `--isa avx2` must be in the environment before NumPy, OpenBLAS and
+# torch load (they pick their kernels then), so it is read here, ahead of
+# argparse (which checks it again).
+ISA_CAP = None
+for _i, _a in enumerate(sys.argv):
+    if _a == "--isa" and _i + 1 < len(sys.argv):
+        ISA_CAP = sys.argv[_i + 1]
+    elif _a.startswith("--isa="):
+        ISA_CAP = _a.split("=", 1)[1]
+if ISA_CAP == "avx2":
+    os.environ["TWILL_ISA"] = "avx2"
+    os.environ["NPY_DISABLE_CPU_FEATURES"] = ("AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX "
+                                              "AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR")
+    os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+    os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
+
 from timing import ROOT, TWILL, best_ms, conv2d_numpy, cpu_model, isa, openblas_core
 
 import ml_dtypes  # noqa: E402
@@ -181,10 +202,11 @@ except Exception as exc:  # torch is optional: its columns become —
     torch = None
     TORCH_ERROR = f"{type(exc).__name__}: {exc}"
 
-OUT_DIR = os.path.join(ROOT, "target", "bench-matrix")
+MARK = "ops-matrix" + (f"-{ISA_CAP}" if ISA_CAP else "")
+OUT_DIR = os.path.join(ROOT, "target", "bench-" + MARK[len("ops-"):])
 DOC = os.path.join(ROOT, "docs", "performance.md")
-BEGIN = "<!-- ops-matrix:begin -->"
-END = "<!-- ops-matrix:end -->"
+BEGIN = f"<!-- {MARK}:begin -->"
+END = f"<!-- {MARK}:end -->"
 
 DTYPES = ["bool", "i8", "i32", "bf16", "f16", "f32", "f64"]
 FLOATS = {"bf16", "f16", "f32", "f64"}
@@ -1185,7 +1207,7 @@ def meta(args, started, elapsed, load):
     return {
         "date_utc": started.strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu_model(),
-        "isa": isa(),
+        "isa": isa() + (f", every side held to {ISA_CAP.upper()} (`--isa {ISA_CAP}`)" if ISA_CAP else ""),
         "cores": os.cpu_count(),
         "mem_gib": mem_gib(),
         "load_average_at_start": load,
@@ -1343,6 +1365,8 @@ def main():
                     help="merge the cases this run measures into the existing results.json (the rest keep "
                          "their times) and make the table from the merged results")
     ap.add_argument("--twill", default=TWILL, help="the twill binary (default target/release/twill)")
+    ap.add_argument("--isa", choices=["avx2"],
+                    help="hold twill, NumPy, OpenBLAS and torch to this instruction set (see the docstring)")
     args = ap.parse_args()
 
     warnings.filterwarnings("ignore")

@@ -52,6 +52,22 @@ fn cli(args: Vec<String>) -> i32 {
     // Taken once the interpreter thread has its stack: the stack is what
     // a low address-space limit must leave room for first.
     twill_session::reserve::arm();
+    // A cap on the kernels' instruction set (`TWILL_ISA`, docs/language.md
+    // §13.3) that names no level is a mistake to report, not a setting to
+    // ignore: timings taken under it would claim a path they did not run.
+    if let Some(v) = std::env::var_os("TWILL_ISA").filter(|v| !v.is_empty()) {
+        match v.to_str().and_then(twill_tensor::isa::Level::parse) {
+            Some(level) => twill_tensor::isa::set_cap(level),
+            None => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: TWILL_ISA={:?} is not an instruction-set level: expected portable, avx2 or avx512",
+                    v.to_string_lossy()
+                );
+                return Status::Static.code();
+            }
+        }
+    }
     let rest: Vec<String> = args.iter().skip(2).cloned().collect();
     match args.get(1).map(String::as_str) {
         None | Some("repl") => repl::run(),

@@ -628,3 +628,55 @@ fn read_line_reads_standard_input_a_line_at_a_time() {
     assert_eq!(o.status.code(), Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `TWILL_ISA` holds the kernels to a lower instruction set without
+/// changing a bit: matmul (the GEMM microkernels), the fast f32
+/// transcendentals, softmax rows, casts, a sort and the elementwise loops
+/// print the same at every level (a sum of f64 values shows any element
+/// that differs, in its shortest round-trip digits); a value naming no
+/// level is refused before anything runs.
+#[test]
+fn twill_isa_caps_the_kernels_without_changing_a_bit() {
+    let src = "let a = randn([67, 129], f32, 1)\nlet b = randn([129, 45], f32, 2)\n\
+               let d = randn([67, 129], seed=3)\nlet e = randn([129, 45], seed=4)\n\
+               print((a @ b).to(f64).sum(), (d @ e).sum())\n\
+               print(a.exp().to(f64).sum(), a.tanh().to(f64).sum(), a.sigmoid().to(f64).sum())\n\
+               print(a.softmax().to(f64).sum(), d.log_softmax(axis=0).sum())\n\
+               print(a.to(bf16).to(f64).sum(), d.to(f16).to(f64).sum(), (a > 0.5).to(f32).sum())\n\
+               print(a.flatten().sort()[100], (a * a + 1.5).to(f64).sum(), d.floor().sum())\n";
+    let run = |isa: &str| {
+        Command::new(env!("CARGO_BIN_EXE_twill"))
+            .args(["run", "-"])
+            .env("NO_COLOR", "1")
+            .env("TWILL_ISA", isa)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                c.stdin.take().unwrap().write_all(src.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap()
+    };
+    let top = run("avx512");
+    assert_eq!(
+        top.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&top.stderr)
+    );
+    assert_eq!(stdout(&top).lines().count(), 5, "{}", stdout(&top));
+    for isa in ["avx2", "portable"] {
+        let capped = run(isa);
+        assert_eq!(capped.status.code(), Some(0), "{isa}");
+        assert_eq!(stdout(&capped), stdout(&top), "TWILL_ISA={isa}");
+    }
+    let bad = run("avx3");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(bad.stdout.is_empty(), "nothing runs");
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "error: TWILL_ISA=\"avx3\" is not an instruction-set level: expected portable, avx2 or avx512\n"
+    );
+}

@@ -423,9 +423,9 @@ mod tests {
         answered
     }
 
-    /// The bulk cast of the elements the definition accepts, on the
-    /// widest instruction set and on the portable path, against the
-    /// definition element for element.
+    /// The bulk cast of the elements the definition accepts, on every
+    /// instruction-set level the CPU has, against the definition element
+    /// for element.
     fn bulk<S: Element, D: Element>(xs: &[S]) {
         let ok: Vec<S> = xs.iter().copied().filter(|&x| slow::<S, D>(x).is_ok()).collect();
         let want: Vec<u64> = ok
@@ -435,20 +435,15 @@ mod tests {
         let n = ok.len();
         let t = Tensor::from_vec(ok, vec![n]).unwrap();
         let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-        for portable in [false, true] {
-            crate::isa::set_portable(portable);
+        let before = crate::isa::cap();
+        for level in crate::isa::levels() {
+            crate::isa::set_cap(level);
             let got = t.cast(D::DTYPE);
-            crate::isa::set_portable(false);
+            crate::isa::set_cap(before);
             let got = got.unwrap();
             for (i, &w) in want.iter().enumerate() {
                 let g = got.storage().get(i).map(|v| v.to_bits());
-                assert_eq!(
-                    g,
-                    Some(w),
-                    "{} -> {} at {i} (portable: {portable})",
-                    S::DTYPE,
-                    D::DTYPE
-                );
+                assert_eq!(g, Some(w), "{} -> {} at {i} ({level:?})", S::DTYPE, D::DTYPE);
             }
         }
     }

@@ -84,22 +84,28 @@ fn linalg_ops() -> std::collections::BTreeSet<String> {
     names
 }
 
-/// The suite on one thread, on four, and on four with the kernels' plain
-/// loops compiled for the baseline instruction set instead of the widest
-/// the CPU has (`twill_tensor::isa`).
+/// The suite on one thread and on four with the widest instruction set
+/// the CPU has, then on four at each lower level it has (AVX2 on an
+/// AVX-512 CPU, and the kernels' plain loops compiled for the baseline):
+/// `twill_tensor::isa`.
 #[test]
 fn every_operation_matches_the_oracle_on_one_and_four_threads() {
-    for (threads, portable) in [(1, false), (4, false), (4, true)] {
-        twill_tensor::isa::set_portable(portable);
+    use twill_tensor::isa;
+    let before = isa::cap();
+    let top = isa::level();
+    let mut runs = vec![(1, top), (4, top)];
+    runs.extend(isa::levels().into_iter().filter(|&l| l < top).map(|l| (4, l)));
+    for (threads, level) in runs {
+        isa::set_cap(level);
         let (per_op, failures) = run_all(threads);
-        twill_tensor::isa::set_portable(false);
+        isa::set_cap(before);
         let total: usize = per_op.values().sum();
         if !failures.is_empty() {
             for f in failures.iter().take(30) {
                 eprintln!("{f}");
             }
             panic!(
-                "{} of {total} oracle cases failed with {threads} thread(s) (portable: {portable})",
+                "{} of {total} oracle cases failed with {threads} thread(s) at {level:?}",
                 failures.len()
             );
         }
@@ -117,6 +123,6 @@ fn every_operation_matches_the_oracle_on_one_and_four_threads() {
             uncovered.is_empty(),
             "operations without oracle cases: {uncovered:?}"
         );
-        eprintln!("{total} oracle cases passed with {threads} thread(s)");
+        eprintln!("{total} oracle cases passed with {threads} thread(s) at {level:?}");
     }
 }

@@ -2607,7 +2607,8 @@ mod fast {
     pub(super) fn apply<F: Approx, I: Lane, O: ApproxOut>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f")
+            if crate::isa::allows(crate::isa::Level::Avx512)
+                && std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512dq")
                 && std::arch::is_x86_feature_detected!("avx512vl")
                 && std::arch::is_x86_feature_detected!("fma")
@@ -2615,17 +2616,14 @@ mod fast {
                 // SAFETY: the CPU has every feature the function enables.
                 return unsafe { kernel_avx512::<F, I, O>(xs, out) };
             }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            if crate::isa::allows(crate::isa::Level::Avx2)
+                && std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
                 // SAFETY: as above.
                 return unsafe { kernel_avx2::<F, I, O>(xs, out) };
             }
         }
-        kernel::<F, I, O, false>(xs, out)
-    }
-
-    /// The portable kernel, for tests that compare it with the others.
-    #[cfg(test)]
-    pub(super) fn apply_portable<F: Approx, I: Lane, O: ApproxOut>(xs: &[I], out: &mut [MaybeUninit<O>]) {
         kernel::<F, I, O, false>(xs, out)
     }
 
@@ -2647,28 +2645,25 @@ mod tests {
         t.to_f64_vec().expect("f64s")
     }
 
-    /// Runs the fast kernel (dispatched and portable) of F on `xs` and
-    /// checks every element against the reference, bit for bit.
+    /// Runs the fast kernel of F on `xs` at every instruction-set level
+    /// the CPU has and checks every element against the reference, bit
+    /// for bit.
     fn check_fast<F: fast::Approx, I: fast::Lane + std::fmt::Debug, O: fast::ApproxOut>(xs: &[I]) {
-        let mut got = vec![MaybeUninit::<O>::uninit(); xs.len()];
-        let mut portable = vec![MaybeUninit::<O>::uninit(); xs.len()];
-        fast::apply::<F, I, O>(xs, &mut got);
-        fast::apply_portable::<F, I, O>(xs, &mut portable);
-        for (i, &x) in xs.iter().enumerate() {
-            // SAFETY: `apply` wrote every element.
-            let (a, b) = unsafe { (got[i].assume_init(), portable[i].assume_init()) };
-            let want = fast::reference::<F, I, O>(x);
-            let same = |v: O| {
-                v.to_scalar().to_bits() == want.to_scalar().to_bits()
-                    || (v.wide().is_nan() && want.wide().is_nan())
-            };
-            assert!(
-                same(a) && same(b),
-                "{x:?}: {:e} / {:e}, want {:e}",
-                a.wide(),
-                b.wide(),
-                want.wide()
-            );
+        let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
+        let before = crate::isa::cap();
+        for level in crate::isa::levels() {
+            crate::isa::set_cap(level);
+            let mut got = vec![MaybeUninit::<O>::uninit(); xs.len()];
+            fast::apply::<F, I, O>(xs, &mut got);
+            crate::isa::set_cap(before);
+            for (i, &x) in xs.iter().enumerate() {
+                // SAFETY: `apply` wrote every element.
+                let a = unsafe { got[i].assume_init() };
+                let want = fast::reference::<F, I, O>(x);
+                let same = a.to_scalar().to_bits() == want.to_scalar().to_bits()
+                    || (a.wide().is_nan() && want.wide().is_nan());
+                assert!(same, "{x:?} at {level:?}: {:e}, want {:e}", a.wide(), want.wide());
+            }
         }
     }
 

@@ -803,7 +803,7 @@ pub(super) fn logsumexp(a: &Args) -> Result<Out, TensorError> {
 /// e_i = round_acc(exp(x_i − shift)) for every element of a row, into `e`.
 fn exps<T: Reduced>(row: &[T], shift: f64, e: &mut Vec<FloatAcc<T>>) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::isa::allows(crate::isa::Level::Avx2) && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, which is all the function asks for.
         return unsafe { exps_avx2::<T>(row, shift, e) };
     }
@@ -1501,7 +1501,7 @@ pub(super) fn cumprod(a: &Args) -> Result<Out, TensorError> {
 /// so gives NaN, as PyTorch does.
 fn normalise_row<T: Reduced>(row: &[T], out: &mut [T::Float], e: &mut Vec<FloatAcc<T>>, log: bool) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::isa::allows(crate::isa::Level::Avx2) && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, which is all that the function's
         // `target_feature` asks for.
         return unsafe { normalise_row_avx2::<T>(row, out, e, log) };
@@ -1724,8 +1724,9 @@ mod tests {
             3 * PICK_PAR + 5,
         ];
         let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-        for portable in [false, true] {
-            crate::isa::set_portable(portable);
+        let before = crate::isa::cap();
+        for level in crate::isa::levels() {
+            crate::isa::set_cap(level);
             for dt in DType::ALL {
                 for &n in &lens {
                     for pattern in 0..8 {
@@ -1760,7 +1761,7 @@ mod tests {
                             for want_max in [true, false] {
                                 for skip_nan in [false, true] {
                                     let want = select_by_definition(row, want_max, skip_nan);
-                                    let what = format!("{dt} n={n} pattern {pattern} max={want_max} skip_nan={skip_nan}");
+                                    let what = format!("{dt} n={n} pattern {pattern} max={want_max} skip_nan={skip_nan} {level:?}");
                                     assert_eq!(select(row, want_max, skip_nan, true).map(|p| p.at), want, "{what}");
                                     // The value alone: the same element, bit for bit.
                                     let value = select(row, want_max, skip_nan, false).and_then(|p| extreme_value(row, p));
@@ -1773,6 +1774,6 @@ mod tests {
                 }
             }
         }
-        crate::isa::set_portable(false);
+        crate::isa::set_cap(before);
     }
 }

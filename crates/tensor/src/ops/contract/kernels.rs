@@ -79,7 +79,7 @@ impl Kernels for f32 {
         let mut v = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx512f") {
+            if crate::isa::allows(crate::isa::Level::Avx512) && std::is_x86_feature_detected!("avx512f") {
                 v.push(Micro {
                     mr: 14,
                     nr: 32,
@@ -89,7 +89,10 @@ impl Kernels for f32 {
                     run: x86::f32_avx512,
                 });
             }
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            if crate::isa::allows(crate::isa::Level::Avx2)
+                && std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+            {
                 v.push(Micro {
                     mr: 6,
                     nr: 16,
@@ -127,7 +130,7 @@ impl Kernels for f64 {
         let mut v = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx512f") {
+            if crate::isa::allows(crate::isa::Level::Avx512) && std::is_x86_feature_detected!("avx512f") {
                 v.push(Micro {
                     mr: 12,
                     nr: 16,
@@ -137,7 +140,7 @@ impl Kernels for f64 {
                     run: x86::f64_avx512,
                 });
             }
-            if std::is_x86_feature_detected!("avx") {
+            if crate::isa::allows(crate::isa::Level::Avx2) && std::is_x86_feature_detected!("avx") {
                 v.push(Micro {
                     mr: 6,
                     nr: 8,
@@ -166,7 +169,7 @@ impl Kernels for i32 {
         let mut v = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") {
+            if crate::isa::allows(crate::isa::Level::Avx2) && std::is_x86_feature_detected!("avx2") {
                 v.push(Micro {
                     mr: 4,
                     nr: 16,

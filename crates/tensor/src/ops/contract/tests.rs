@@ -338,13 +338,14 @@ fn conv2d_equals_explicit_im2col() {
 
 /// `dot` (its own loop) is `einsum("i,i->")`'s general reference loop bit
 /// for bit, for every pair of dtypes, at lengths from empty to past a
-/// block, on both instruction-set paths.
+/// block, on every instruction-set path the CPU has.
 #[test]
 fn dot_is_the_einsum_reference() {
     let mut rng = Rng(37);
     let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-    for portable in [false, true] {
-        crate::isa::set_portable(portable);
+    let before = crate::isa::cap();
+    for level in crate::isa::levels() {
+        crate::isa::set_cap(level);
         for &da in &DType::ALL {
             for &db in &DType::ALL {
                 for n in [0usize, 1, 17, 5000] {
@@ -354,14 +355,10 @@ fn dot_is_the_einsum_reference() {
                     let want = einsum::einsum_reference("i,i->", &[&a, &b]).expect("reference");
                     assert_eq!(got.dtype(), want.dtype(), "{da} · {db}");
                     assert_eq!(got.shape(), want.shape(), "{da} · {db}");
-                    assert_eq!(
-                        bits(&got),
-                        bits(&want),
-                        "{da} · {db}, n = {n}, portable: {portable}"
-                    );
+                    assert_eq!(bits(&got), bits(&want), "{da} · {db}, n = {n}, {level:?}");
                 }
             }
         }
     }
-    crate::isa::set_portable(false);
+    crate::isa::set_cap(before);
 }
