@@ -492,7 +492,7 @@ pub(super) fn norm(a: &Args) -> Result<Out, TensorError> {
         Ord::Two | Ord::Fro => {
             let acc = xf.cast(accumulation_dtype(rt))?;
             let (m, kshape, keep) = rows_of(&acc, &red)?;
-            let ss = super::contract::einsum("ij,ij->i", &[&m, &m])?;
+            let ss = super::contract::row_sums_of_squares(&m)?;
             let r = unary(Unary::Sqrt, &ss.cast(DType::F64)?)?.cast(rt)?;
             let shape = if keepdim { keep } else { kshape };
             reshape(a.op, &r, shape.iter().map(|&d| d as i64).collect())?

@@ -131,6 +131,60 @@ pub(crate) fn dot(x: &Tensor, y: &Tensor) -> Result<Tensor, TensorError> {
     })
 }
 
+/// The sum of squares of each row of `m` (a [K, R] tensor of f32 or f64,
+/// the accumulation dtypes): `einsum("ij,ij->i", m, m)`'s elements, each
+/// `dot`'s chain over its row (`acc.mul_add(x, x)` ascending from +0),
+/// unrounded: the 2-norm's sum (spec §5.4). Rows run in parallel when
+/// there are many elements; each row is one dependent chain, so the bits
+/// do not depend on the thread count. (Through einsum's general loop the
+/// same chain cost six times as much.)
+pub(crate) fn row_sums_of_squares(m: &Tensor) -> Result<Tensor, TensorError> {
+    use crate::storage::{Accumulate, Element};
+    use rayon::prelude::*;
+    let m = m.contiguous()?;
+    let (k, r) = match m.shape() {
+        [k, r] => (*k, *r),
+        _ => return fail("internal: `row_sums_of_squares` needs a matrix".into()),
+    };
+    macro_rules! rows {
+        ($t:ty) => {{
+            let Some(xs) = m.as_slice::<$t>() else {
+                return fail("internal: `row_sums_of_squares` operand is not packed".into());
+            };
+            let chain = |row: &[$t]| -> $t {
+                crate::isa::wide(
+                    #[inline(always)]
+                    || {
+                        row.iter().fold(<$t as Accumulate>::ZERO, |acc, &x| {
+                            Accumulate::mul_add(acc, x.widen(), x.widen())
+                        })
+                    },
+                )
+            };
+            let mut out: Vec<$t> = crate::storage::try_zeroed(k)?;
+            if r == 0 {
+                // Every sum is of no elements: +0.
+            } else if k > 1 && k.saturating_mul(r) >= 1 << 16 {
+                out.par_iter_mut()
+                    .zip(xs.par_chunks_exact(r))
+                    .for_each(|(o, row)| *o = chain(row));
+            } else {
+                for (o, row) in out.iter_mut().zip(xs.chunks_exact(r)) {
+                    *o = chain(row);
+                }
+            }
+            Tensor::from_vec(out, vec![k])
+        }};
+    }
+    match m.dtype() {
+        DType::F32 => rows!(f32),
+        DType::F64 => rows!(f64),
+        DType::Bool | DType::I8 | DType::I32 | DType::Bf16 | DType::F16 => {
+            fail("internal: `row_sums_of_squares` needs f32 or f64".into())
+        }
+    }
+}
+
 /// `matmul(a, b)` with NumPy's rules: a 1-D operand is a row (left) or a
 /// column (right) whose axis is removed from the result, the leading axes
 /// broadcast as batch axes, and the inner sizes must agree.

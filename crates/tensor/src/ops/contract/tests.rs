@@ -362,3 +362,28 @@ fn dot_is_the_einsum_reference() {
     }
     crate::isa::set_cap(before);
 }
+
+/// The 2-norm's row sums of squares are `einsum("ij,ij->i", m, m)`'s
+/// general reference loop bit for bit, for f32 and f64, empty rows and
+/// empty matrices, one long row, and enough rows to run in parallel, on
+/// every instruction-set path the CPU has.
+#[test]
+fn row_sums_of_squares_are_the_einsum_reference() {
+    let mut rng = Rng(41);
+    let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
+    let before = crate::isa::cap();
+    for level in crate::isa::levels() {
+        crate::isa::set_cap(level);
+        for dt in [DType::F32, DType::F64] {
+            for shape in [[0usize, 5], [3, 0], [1, 1], [4, 17], [1, 40_000], [3, 30_000]] {
+                let m = random(&mut rng, &shape, dt);
+                let got = super::row_sums_of_squares(&m).expect("sums");
+                let want = einsum::einsum_reference("ij,ij->i", &[&m, &m]).expect("reference");
+                assert_eq!(got.dtype(), want.dtype(), "{dt} {shape:?}");
+                assert_eq!(got.shape(), want.shape(), "{dt} {shape:?}");
+                assert_eq!(bits(&got), bits(&want), "{dt} {shape:?} {level:?}");
+            }
+        }
+    }
+    crate::isa::set_cap(before);
+}
