@@ -15,10 +15,16 @@ fn twill(args: &[&str], stdin: &str) -> Output {
 }
 
 fn twill_bytes(args: &[&str], stdin: &[u8]) -> Output {
+    twill_with_env(args, stdin, &[])
+}
+
+/// [`twill_bytes`] with extra environment variables.
+fn twill_with_env(args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_twill"))
         .args(args)
         .env("NO_COLOR", "1")
         .env("TWILL_HISTORY", "/dev/null")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -644,21 +650,7 @@ fn twill_isa_caps_the_kernels_without_changing_a_bit() {
                print(a.softmax().to(f64).sum(), d.log_softmax(axis=0).sum())\n\
                print(a.to(bf16).to(f64).sum(), d.to(f16).to(f64).sum(), (a > 0.5).to(f32).sum())\n\
                print(a.flatten().sort()[100], (a * a + 1.5).to(f64).sum(), d.floor().sum())\n";
-    let run = |isa: &str| {
-        Command::new(env!("CARGO_BIN_EXE_twill"))
-            .args(["run", "-"])
-            .env("NO_COLOR", "1")
-            .env("TWILL_ISA", isa)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                c.stdin.take().unwrap().write_all(src.as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap()
-    };
+    let run = |isa: &str| twill_with_env(&["run", "-"], src.as_bytes(), &[("TWILL_ISA", isa)]);
     let top = run("avx512");
     assert_eq!(
         top.status.code(),

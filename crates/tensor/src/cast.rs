@@ -434,18 +434,13 @@ mod tests {
             .collect();
         let n = ok.len();
         let t = Tensor::from_vec(ok, vec![n]).unwrap();
-        let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-        let before = crate::isa::cap();
-        for level in crate::isa::levels() {
-            crate::isa::set_cap(level);
-            let got = t.cast(D::DTYPE);
-            crate::isa::set_cap(before);
-            let got = got.unwrap();
+        crate::isa::tests::at_each_level(|level| {
+            let got = t.cast(D::DTYPE).unwrap();
             for (i, &w) in want.iter().enumerate() {
                 let g = got.storage().get(i).map(|v| v.to_bits());
                 assert_eq!(g, Some(w), "{} -> {} at {i} ({level:?})", S::DTYPE, D::DTYPE);
             }
-        }
+        });
     }
 
     fn every_target<S: Element>(xs: &[S]) {

@@ -40,9 +40,8 @@ impl Level {
 
     /// The level `TWILL_ISA` names, if it names one.
     pub fn parse(s: &str) -> Option<Level> {
-        Level::ALL
-            .into_iter()
-            .find(|l| l.name() == s.trim().to_ascii_lowercase())
+        let s = s.trim().to_ascii_lowercase();
+        Level::ALL.into_iter().find(|l| l.name() == s)
     }
 
     fn from_u8(v: u8) -> Level {
@@ -150,6 +149,29 @@ unsafe fn avx2_fma<R>(f: impl FnOnce() -> R) -> R {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::{cap, levels, set_cap, Level};
+
     /// Held by the tests that switch paths, so that each sees its own.
-    pub(crate) static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Puts the cap back as it was when dropped (a failed assertion too).
+    struct Restore(Level);
+
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            set_cap(self.0);
+        }
+    }
+
+    /// Runs `f` with the kernels capped at each level the CPU has, lowest
+    /// first, holding the other path-switching tests off meanwhile, and
+    /// puts the cap back as it was.
+    pub(crate) fn at_each_level(mut f: impl FnMut(Level)) {
+        let _one = ONE_AT_A_TIME.lock();
+        let _restore = Restore(cap());
+        for level in levels() {
+            set_cap(level);
+            f(level);
+        }
+    }
 }

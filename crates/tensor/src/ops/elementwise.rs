@@ -2649,13 +2649,9 @@ mod tests {
     /// the CPU has and checks every element against the reference, bit
     /// for bit.
     fn check_fast<F: fast::Approx, I: fast::Lane + std::fmt::Debug, O: fast::ApproxOut>(xs: &[I]) {
-        let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-        let before = crate::isa::cap();
-        for level in crate::isa::levels() {
-            crate::isa::set_cap(level);
+        crate::isa::tests::at_each_level(|level| {
             let mut got = vec![MaybeUninit::<O>::uninit(); xs.len()];
             fast::apply::<F, I, O>(xs, &mut got);
-            crate::isa::set_cap(before);
             for (i, &x) in xs.iter().enumerate() {
                 // SAFETY: `apply` wrote every element.
                 let a = unsafe { got[i].assume_init() };
@@ -2664,7 +2660,7 @@ mod tests {
                     || (a.wide().is_nan() && want.wide().is_nan());
                 assert!(same, "{x:?} at {level:?}: {:e}, want {:e}", a.wide(), want.wide());
             }
-        }
+        });
     }
 
     fn f32_sweep() -> Vec<f32> {

@@ -1723,10 +1723,7 @@ mod tests {
             PICK_BLOCK + 3,
             3 * PICK_PAR + 5,
         ];
-        let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-        let before = crate::isa::cap();
-        for level in crate::isa::levels() {
-            crate::isa::set_cap(level);
+        crate::isa::tests::at_each_level(|level| {
             for dt in DType::ALL {
                 for &n in &lens {
                     for pattern in 0..8 {
@@ -1773,7 +1770,6 @@ mod tests {
                     }
                 }
             }
-        }
-        crate::isa::set_cap(before);
+        });
     }
 }

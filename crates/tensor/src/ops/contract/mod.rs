@@ -107,82 +107,71 @@ fn pair(args: &Args, name: &str, default: i64, min: i64) -> Result<(usize, usize
 }
 
 /// `dot` of two vectors of one length, the contract's one output element
-/// without the blocked product's packing: `acc.mul_add(a_i, b_i)` for i
-/// ascending from +0 in the accumulation type, then one rounding into the
-/// result dtype — the same steps as `einsum("i,i->")`, run under
-/// `isa::wide` (so an f32 step is the FMA instruction, not libm's
-/// software fma). The chain is one dependent sequence, as §5.4 orders it.
+/// without the blocked product's packing: [`chain`], then one rounding
+/// into the result dtype — the same steps as `einsum("i,i->")`.
 pub(crate) fn dot(x: &Tensor, y: &Tensor) -> Result<Tensor, TensorError> {
-    use crate::storage::{Accumulate, Element};
     let (d, r) = dtypes(&[x.dtype(), y.dtype()]);
     let (x, y) = (promoted(x, d)?.contiguous()?, promoted(y, d)?.contiguous()?);
     crate::dispatch!(d, T => {
         let (Some(xs), Some(ys)) = (x.as_slice::<T>(), y.as_slice::<T>()) else {
             return fail("internal: `dot` operands are not packed".into());
         };
-        // `Accumulate::mul_add` by name: f32 and f64 have an inherent
-        // `mul_add` (self·a + b) that method syntax would pick.
-        let acc = crate::isa::wide(#[inline(always)] || {
-            xs.iter()
-                .zip(ys)
-                .fold(<<T as Element>::Acc as Accumulate>::ZERO, |acc, (&a, &b)| Accumulate::mul_add(acc, a.widen(), b.widen()))
-        });
-        Tensor::from_vec(vec![acc], Vec::new())?.cast(r)
+        Tensor::from_vec(vec![chain(xs, ys)], Vec::new())?.cast(r)
     })
 }
 
-/// The sum of squares of each row of `m` (a [K, R] tensor of f32 or f64,
-/// the accumulation dtypes): `einsum("ij,ij->i", m, m)`'s elements, each
-/// `dot`'s chain over its row (`acc.mul_add(x, x)` ascending from +0),
-/// unrounded: the 2-norm's sum (spec §5.4). Rows run in parallel when
-/// there are many elements; each row is one dependent chain, so the bits
-/// do not depend on the thread count. (Through einsum's general loop the
-/// same chain cost six times as much.)
+/// One contracted element: `acc.mul_add(a_i, b_i)` for i ascending from
+/// +0 in the accumulation type, unrounded, run under `isa::wide` (so an
+/// f32 step is the FMA instruction, not libm's software fma). The chain is
+/// one dependent sequence, as §5.4 orders it.
+#[inline(always)]
+fn chain<T: crate::storage::Element>(xs: &[T], ys: &[T]) -> T::Acc {
+    use crate::storage::Accumulate;
+    // `Accumulate::mul_add` by name: f32 and f64 have an inherent
+    // `mul_add` (self·a + b) that method syntax would pick.
+    crate::isa::wide(
+        #[inline(always)]
+        || {
+            xs.iter()
+                .zip(ys)
+                .fold(<T::Acc as Accumulate>::ZERO, |acc, (&a, &b)| {
+                    Accumulate::mul_add(acc, a.widen(), b.widen())
+                })
+        },
+    )
+}
+
+/// The sum of squares of each row of `m` (a [K, R] tensor):
+/// `einsum("ij,ij->i", m, m)`'s elements, each [`chain`] of its row with
+/// itself, unrounded in the accumulation type: the 2-norm's sum (spec
+/// §5.4). Rows run in parallel when there are many elements; each row is
+/// one dependent chain, so the bits do not depend on the thread count.
+/// (Through einsum's general loop the same chain cost six times as much.)
 pub(crate) fn row_sums_of_squares(m: &Tensor) -> Result<Tensor, TensorError> {
-    use crate::storage::{Accumulate, Element};
     use rayon::prelude::*;
     let m = m.contiguous()?;
     let (k, r) = match m.shape() {
         [k, r] => (*k, *r),
         _ => return fail("internal: `row_sums_of_squares` needs a matrix".into()),
     };
-    macro_rules! rows {
-        ($t:ty) => {{
-            let Some(xs) = m.as_slice::<$t>() else {
-                return fail("internal: `row_sums_of_squares` operand is not packed".into());
-            };
-            let chain = |row: &[$t]| -> $t {
-                crate::isa::wide(
-                    #[inline(always)]
-                    || {
-                        row.iter().fold(<$t as Accumulate>::ZERO, |acc, &x| {
-                            Accumulate::mul_add(acc, x.widen(), x.widen())
-                        })
-                    },
-                )
-            };
-            let mut out: Vec<$t> = crate::storage::try_zeroed(k)?;
-            if r == 0 {
-                // Every sum is of no elements: +0.
-            } else if k > 1 && k.saturating_mul(r) >= 1 << 16 {
-                out.par_iter_mut()
-                    .zip(xs.par_chunks_exact(r))
-                    .for_each(|(o, row)| *o = chain(row));
-            } else {
-                for (o, row) in out.iter_mut().zip(xs.chunks_exact(r)) {
-                    *o = chain(row);
-                }
+    crate::dispatch!(m.dtype(), T => {
+        let Some(xs) = m.as_slice::<T>() else {
+            return fail("internal: `row_sums_of_squares` operand is not packed".into());
+        };
+        let mut out = crate::storage::try_zeroed(k)?;
+        if r == 0 {
+            // Every sum is of no elements: +0.
+        } else if k > 1 && k.saturating_mul(r) >= 1 << 16 {
+            out.par_iter_mut()
+                .zip(xs.par_chunks_exact(r))
+                .for_each(|(o, row)| *o = chain(row, row));
+        } else {
+            for (o, row) in out.iter_mut().zip(xs.chunks_exact(r)) {
+                *o = chain(row, row);
             }
-            Tensor::from_vec(out, vec![k])
-        }};
-    }
-    match m.dtype() {
-        DType::F32 => rows!(f32),
-        DType::F64 => rows!(f64),
-        DType::Bool | DType::I8 | DType::I32 | DType::Bf16 | DType::F16 => {
-            fail("internal: `row_sums_of_squares` needs f32 or f64".into())
         }
-    }
+        Tensor::from_vec(out, vec![k])
+    })
 }
 
 /// `matmul(a, b)` with NumPy's rules: a 1-D operand is a row (left) or a

@@ -342,10 +342,7 @@ fn conv2d_equals_explicit_im2col() {
 #[test]
 fn dot_is_the_einsum_reference() {
     let mut rng = Rng(37);
-    let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-    let before = crate::isa::cap();
-    for level in crate::isa::levels() {
-        crate::isa::set_cap(level);
+    crate::isa::tests::at_each_level(|level| {
         for &da in &DType::ALL {
             for &db in &DType::ALL {
                 for n in [0usize, 1, 17, 5000] {
@@ -359,8 +356,7 @@ fn dot_is_the_einsum_reference() {
                 }
             }
         }
-    }
-    crate::isa::set_cap(before);
+    });
 }
 
 /// The 2-norm's row sums of squares are `einsum("ij,ij->i", m, m)`'s
@@ -370,10 +366,7 @@ fn dot_is_the_einsum_reference() {
 #[test]
 fn row_sums_of_squares_are_the_einsum_reference() {
     let mut rng = Rng(41);
-    let _one = crate::isa::tests::ONE_AT_A_TIME.lock();
-    let before = crate::isa::cap();
-    for level in crate::isa::levels() {
-        crate::isa::set_cap(level);
+    crate::isa::tests::at_each_level(|level| {
         for dt in [DType::F32, DType::F64] {
             for shape in [[0usize, 5], [3, 0], [1, 1], [4, 17], [1, 40_000], [3, 30_000]] {
                 let m = random(&mut rng, &shape, dt);
@@ -384,6 +377,5 @@ fn row_sums_of_squares_are_the_einsum_reference() {
                 assert_eq!(bits(&got), bits(&want), "{dt} {shape:?} {level:?}");
             }
         }
-    }
-    crate::isa::set_cap(before);
+    });
 }
