@@ -218,10 +218,10 @@ fn normal_of(
             let u1 = 1.0 - g.uniform();
             let u2 = g.uniform();
             let r = math::sqrt(-2.0 * math::log(u1));
-            let theta = 2.0 * std::f64::consts::PI * u2;
-            pair[0] = f(r * math::cos(theta));
+            let (sin, cos) = math::sin_cos(2.0 * std::f64::consts::PI * u2);
+            pair[0] = f(r * cos);
             if let Some(s) = pair.get_mut(1) {
-                *s = f(r * math::sin(theta));
+                *s = f(r * sin);
             }
         }
     })

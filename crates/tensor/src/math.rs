@@ -21,6 +21,12 @@ pub fn sin(x: f64) -> f64 {
 pub fn cos(x: f64) -> f64 {
     libm::cos(x)
 }
+/// `(sin(x), cos(x))`, sharing one argument reduction: the same kernels on
+/// the same reduced argument, so the same bits as [`sin`] and [`cos`]
+/// (the test below holds it to that).
+pub fn sin_cos(x: f64) -> (f64, f64) {
+    libm::sincos(x)
+}
 pub fn tan(x: f64) -> f64 {
     libm::tan(x)
 }
@@ -401,4 +407,53 @@ fn zeta_scaled(s: f64, q: f64, m: f64) -> f64 {
         k += 1.0;
     }
     sum
+}
+
+#[cfg(test)]
+mod tests {
+    /// `sin_cos` is `sin` and `cos`, bit for bit: on the angles `randn`
+    /// feeds it (all of [0, 2π)), near the kernels' thresholds, and on
+    /// doubles of every exponent and sign, specials included.
+    #[test]
+    fn sin_cos_is_sin_and_cos() {
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut xs: Vec<f64> = vec![
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            5e-324,
+        ];
+        // The small-argument thresholds of sin (2^-26) and sincos (2^-27·√2).
+        for hi in [0x3e46_a09e_u64, 0x3e50_0000, 0x3fe9_21fb] {
+            for d in -3i64..=3 {
+                let bits = ((hi as i64 + d) as u64) << 32;
+                xs.extend([
+                    f64::from_bits(bits),
+                    -f64::from_bits(bits),
+                    f64::from_bits(bits | 0xffff_ffff),
+                ]);
+            }
+        }
+        for i in 0..200_000u64 {
+            // randn's angles: 2π·u for u = k / 2^53.
+            xs.push(2.0 * std::f64::consts::PI * ((next() >> 11) as f64 / (1u64 << 53) as f64));
+            if i % 4 == 0 {
+                xs.push(f64::from_bits(next()));
+            }
+        }
+        for x in xs {
+            let (s, c) = super::sin_cos(x);
+            assert_eq!(s.to_bits(), super::sin(x).to_bits(), "sin({x:e})");
+            assert_eq!(c.to_bits(), super::cos(x).to_bits(), "cos({x:e})");
+        }
+    }
 }

@@ -383,6 +383,26 @@ pub(crate) fn try_zeroed<T: Element>(n: usize) -> Result<Vec<T>, AllocError> {
     }
 }
 
+/// A raw pointer to a buffer that the tasks of a parallel loop write at
+/// disjoint positions (the GEMM's C tiles, a radix pass's bucket slots).
+/// Whoever makes one owes the proof that the positions are disjoint and
+/// that the buffer outlives the loop.
+#[derive(Clone, Copy)]
+pub(crate) struct SharedMut<T>(pub(crate) *mut T);
+// SAFETY: sending or sharing the pointer is harmless in itself; each
+// write through it is an `unsafe` block of its user, whose disjointness
+// argument makes the writes race-free.
+unsafe impl<T: Send> Send for SharedMut<T> {}
+unsafe impl<T: Send> Sync for SharedMut<T> {}
+
+impl<T> SharedMut<T> {
+    /// Through a method, so closures capture the whole (Sync) wrapper
+    /// rather than its raw-pointer field.
+    pub(crate) fn ptr(self) -> *mut T {
+        self.0
+    }
+}
+
 /// `n` copies of `x`, zero bits straight from the allocator.
 fn fill<T: Element>(n: usize, x: T) -> Result<Storage, AllocError> {
     let mut v: Vec<T> = try_zeroed(n)?;

@@ -20,7 +20,7 @@
 use rayon::prelude::*;
 
 use super::kernels::{Kernels, Micro};
-use crate::storage::Element;
+use crate::storage::{Element, SharedMut};
 use crate::tensor::TensorError;
 
 /// A matrix operand seen as the microkernel wants it: element `(t, p)`,
@@ -71,22 +71,6 @@ impl<T: Element<Acc = C>, C: Kernels> Panels<C> for Strided<'_, T> {
                 }
             }
         }
-    }
-}
-
-/// A raw pointer to C shared by tasks that write disjoint tiles of it.
-#[derive(Clone, Copy)]
-struct SharedC<C>(*mut C);
-// SAFETY: tasks only write tiles they own (disjoint row × column ranges),
-// and the buffer outlives the parallel loop that uses the pointer.
-unsafe impl<C: Send> Send for SharedC<C> {}
-unsafe impl<C: Send> Sync for SharedC<C> {}
-
-impl<C> SharedC<C> {
-    /// Through a method, so closures capture the whole (Sync) wrapper
-    /// rather than its raw-pointer field.
-    fn ptr(self) -> *mut C {
-        self.0
     }
 }
 
@@ -238,7 +222,9 @@ fn one<C: Kernels>(
     scratch: &mut Scratch<C>,
 ) {
     let (mr, nr) = (micro.mr, micro.nr);
-    let cptr = SharedC(c.as_mut_ptr());
+    // Tasks only write tiles they own (disjoint row × column ranges), and
+    // `c` outlives the parallel loops.
+    let cptr = SharedMut(c.as_mut_ptr());
     for jc in (0..n).step_by(micro.nc) {
         let nc = micro.nc.min(n - jc);
         let npanels = nc.div_ceil(nr);
