@@ -1317,9 +1317,8 @@ mod tests {
         // keys split by their top digit (buckets that fit in cache,
         // buckets split again, one bucket holding everything, bucket
         // results left in either buffer), one and several tasks per pass;
-        // with many
-        // ties, keys over all the bits, and keys whose high bits take few
-        // values (as floats' exponents do). The order must not depend on
+        // with many ties, keys over all the bits, and keys whose high bits
+        // take few values (as floats' exponents do). The order must not depend on
         // the thread count, so every case runs on one and on four threads.
         let pool = |threads| {
             rayon::ThreadPoolBuilder::new()
