@@ -314,11 +314,8 @@ fn count_chunks<T: Copy + Sync, K: RadixKey>(
 /// holds all `n` elements: that pass would move nothing and is skipped.
 fn chunk_starts(hist: &mut [u32], l: Layout, n: usize) -> bool {
     let b = l.buckets();
-    for d in 0..b {
-        let total: usize = (0..l.chunks).map(|c| hist[c * b + d] as usize).sum();
-        if total == n {
-            return false;
-        }
+    if (0..b).any(|d| bucket_total(hist, l, d) == n) {
+        return false;
     }
     let mut sum = 0u32;
     for d in 0..b {
@@ -330,6 +327,12 @@ fn chunk_starts(hist: &mut [u32], l: Layout, n: usize) -> bool {
         }
     }
     true
+}
+
+/// How many elements bucket `d` holds over all chunks, from the counts of
+/// [`count_chunks`].
+fn bucket_total(hist: &[u32], l: Layout, d: usize) -> usize {
+    (0..l.chunks).map(|c| hist[c * l.buckets() + d] as usize).sum()
 }
 
 /// One stable counting-sort pass: every element of each chunk of `src`,
@@ -474,9 +477,7 @@ where
     let mut hist = vec![0u32; l.chunks * l.buckets()];
     count_chunks(v, &mut hist, l, lo, key);
     let b = l.buckets();
-    let sizes: Vec<usize> = (0..b)
-        .map(|d| (0..l.chunks).map(|c| hist[c * b + d] as usize).sum())
-        .collect();
+    let sizes: Vec<usize> = (0..b).map(|d| bucket_total(&hist, l, d)).collect();
     if !chunk_starts(&mut hist, l, n) {
         // One bucket holds everything: go straight to the next digit.
         return radix_sort(v, tmp, lo, parallel, key);
@@ -595,28 +596,23 @@ fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Sc
     s.zeros.clear();
     s.nans.clear();
     let long = long_lane(lane.len());
-    let key = |&x: &T| {
-        let k = x.key();
-        if descending {
-            k.inverted()
-        } else {
-            k
-        }
-    };
-    let orig = |k: T::K| if descending { k.inverted() } else { k };
-    if long {
-        s.keys.par_extend(lane.par_iter().map(key));
-    } else {
-        s.keys.extend(lane.iter().map(key));
-    }
-    // Keys first, then whether any falls in a shared group, so the hot
-    // loop has no data-dependent branch; the groups' members are
-    // collected by a second pass over the rare lanes that have them.
-    let grouped = |&k: &T::K| T::group(orig(k)).is_some();
+    // Inverting is its own inverse: it orients a key and restores it.
+    let orient = |k: T::K| if descending { k.inverted() } else { k };
+    // Keys first, noting only whether any falls in a shared group, so the
+    // hot loop has no data-dependent branch; the groups' members are
+    // collected by a second pass over the rare lanes that have them. (A
+    // long lane's keys are built on every thread, then checked.)
     let shared = if long {
-        s.keys.par_iter().any(grouped)
+        s.keys.par_extend(lane.par_iter().map(|&x| orient(x.key())));
+        s.keys.par_iter().any(|&k| T::group(orient(k)).is_some())
     } else {
-        s.keys.iter().any(grouped)
+        let mut shared = false;
+        s.keys.extend(lane.iter().map(|&x| {
+            let k = x.key();
+            shared |= T::group(k).is_some();
+            orient(k)
+        }));
+        shared
     };
     if shared {
         for &x in lane {
@@ -631,7 +627,7 @@ fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Sc
     // is as good as a stable one.
     sort_all(&mut s.keys, &mut s.keys_tmp, |k| k);
     if !shared {
-        let unkey = |(o, &k): (&mut T, &T::K)| *o = T::unkey(orig(k));
+        let unkey = |(o, &k): (&mut T, &T::K)| *o = T::unkey(orient(k));
         if long {
             out.par_iter_mut().zip(s.keys.par_iter()).for_each(unkey);
         } else {
@@ -642,7 +638,7 @@ fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Sc
     let pairs = out.iter_mut().zip(&s.keys);
     let (mut zeros, mut nans) = (s.zeros.iter(), s.nans.iter());
     for (o, &k) in pairs {
-        let k = orig(k);
+        let k = orient(k);
         *o = match T::group(k) {
             None => T::unkey(k),
             Some(0) => zeros.next().copied().unwrap_or_else(|| T::unkey(k)),
