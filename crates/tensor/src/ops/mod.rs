@@ -8,9 +8,10 @@
 //! through [`call`]. An operation's facts live in this one table.
 //!
 //! The kernels live in the submodules by group (`elementwise`, `reduce`,
-//! `order`, `shape`, `contract`, `linalg`), written against [`Args`] (`args`);
-//! `dtypes` applies the rule column for the checker; `adjoint` holds the
-//! kernels only autodiff needs, which are not user operations.
+//! `order` with its vector sort `vsort`, `shape`, `contract`, `linalg`),
+//! written against [`Args`] (`args`); `dtypes` applies the rule column for
+//! the checker; `adjoint` holds the kernels only autodiff needs, which are
+//! not user operations.
 
 pub mod adjoint;
 mod args;
@@ -25,6 +26,7 @@ mod lookup;
 pub mod order;
 pub mod reduce;
 pub mod shape;
+mod vsort;
 
 pub use args::{opt, req, Arg, Args, BinaryOp, Kernel, OpError, Operand, Out, Param};
 pub use elementwise::Unary;
