@@ -623,9 +623,7 @@ impl<T: Ordered> Scratch<T> {
             values_tmp: Vec::new(),
         }
     }
-}
 
-impl<T: Ordered> Scratch<T> {
     /// Notes the lane's zeros and NaNs, in input order, in the side lists.
     fn collect_groups(&mut self, lane: &[T]) {
         for &x in lane {
@@ -727,8 +725,7 @@ fn sort_lane_in_place<T: Ordered>(lane: &[T], keys: &mut [T::K], descending: boo
     let long = long_lane(n);
     let orient = |k: T::K| if descending { k.inverted() } else { k };
     // As in `sort_lane`: the keys, and whether any is a group's, noted
-    // without a branch (so the loop vectorises), on every thread for a
-    // long lane.
+    // without a branch; a long lane's on every thread.
     let build = |(keys, lane): (&mut [T::K], &[T])| {
         let mut shared = false;
         for (o, &x) in keys.iter_mut().zip(lane) {

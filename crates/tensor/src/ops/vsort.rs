@@ -85,13 +85,13 @@ mod x86 {
         /// then the others; returns how many are ≤ `pivot`.
         ///
         /// # Safety
-        /// AVX2; `src` valid for `n` reads, `dst` for `n` writes, disjoint.
+        /// AVX2 and POPCNT; `src` valid for `n` reads, `dst` for `n` writes, disjoint.
         unsafe fn partition(src: *const Self, dst: *mut Self, n: usize, pivot: Self) -> usize;
         /// Writes the `n ≤ LEAF` keys of `src`, sorted, to `dst` (which may be
         /// `src`).
         ///
         /// # Safety
-        /// AVX2; `src` valid for `n` reads, `dst` for `n` writes.
+        /// AVX2 and POPCNT; `src` valid for `n` reads, `dst` for `n` writes.
         unsafe fn leaf(src: *const Self, n: usize, dst: *mut Self);
     }
 
@@ -101,7 +101,7 @@ mod x86 {
     /// Sorts `v` ascending, with `tmp` (same length) as scratch.
     ///
     /// # Safety
-    /// The CPU has AVX2.
+    /// The CPU has AVX2 and POPCNT.
     pub(super) unsafe fn sort<K: SimdKey>(v: &mut [K], tmp: &mut [K], parallel: bool) {
         let n = v.len();
         if tmp.len() != n {
@@ -112,9 +112,9 @@ mod x86 {
         quicksort(v, tmp, true, budget, parallel);
     }
 
-    /// A pivot: the median of nine keys spread evenly over the lane (of the
-    /// first, middle and last on short lanes, where choosing costs more than
-    /// a slightly worse split).
+    /// A pivot: the median of three medians of three, of nine keys spread
+    /// evenly over the lane (of the first, middle and last keys on short
+    /// lanes, where choosing costs more than a slightly worse split).
     fn pivot<K: SimdKey>(v: &[K]) -> K {
         let n = v.len();
         if n < 256 {
@@ -128,12 +128,17 @@ mod x86 {
         )
     }
 
+    /// The median of three keys.
     fn median3<K: Ord + Copy>(a: K, b: K, c: K) -> K {
         a.min(b).max(a.max(b).min(c))
     }
 
     /// Sorts the keys in `cur`; `other` (same length) is scratch. The result
-    /// goes to `cur` when `home` is true, else to `other`.
+    /// goes to `cur` when `home` is true, else to `other`. `budget` is the
+    /// depth left before the library sort takes over.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and POPCNT.
     pub(super) unsafe fn quicksort<K: SimdKey>(
         cur: &mut [K],
         other: &mut [K],
