@@ -36,6 +36,9 @@ from timing import cpu_model  # noqa: E402
 TWILL = os.environ.get("TWILL", os.path.join(ROOT, "target", "release", "twill"))
 REPEAT = int(os.environ.get("REPEAT", "5"))
 SMALL = os.environ.get("SMALL", "") not in ("", "0")
+# ONLY=fasta,knucleotide runs those programs alone (the table then has
+# only their rows and no geomean of a group it does not cover in full).
+ONLY = [p for p in os.environ.get("ONLY", "").split(",") if p]
 
 # name -> (argument, SMALL argument). Sizes are chosen so that each twill
 # run takes about 1-2.5 s on this project's machine. knucleotide's
@@ -127,6 +130,11 @@ def main():
             arg = knuc_in if name == "knucleotide" else sizes[1 if SMALL else 0]
             programs.append((name, [arg]))
         programs += [(name, []) for name in MICRO]
+        if ONLY:
+            unknown = [p for p in ONLY if p not in GAMES and p not in MICRO]
+            if unknown:
+                sys.exit(f"ONLY names no program: {', '.join(unknown)}")
+            programs = [(p, a) for p, a in programs if p in ONLY]
 
         times = {(p, i): [] for p, _ in programs for i, _, _ in interps}
         for rep in range(REPEAT):
@@ -164,6 +172,8 @@ def main():
         print(row)
     print()
     for p in peers:
+        if ONLY:
+            continue
         print(f"geomean {p}/twill: {geomean(ratios[p]):.2f}× over the seven games, "
               f"{geomean(micro_ratios[p]):.2f}× over the micro-benchmarks")
     print("ratio = peer time / twill time (above 1: twill is faster)")

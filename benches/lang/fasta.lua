@@ -26,7 +26,6 @@ local function random_fasta(chars, probs, n, seed)
   local width = 60
   local c, p = {}, 0.0
   for i = 1, #probs do p = p + probs[i]; c[i] = p end
-  local last = #c
   local buf = {}
   local left = n
   while left > 0 do
@@ -34,8 +33,9 @@ local function random_fasta(chars, probs, n, seed)
     for i = 1, m do
       seed = (seed * 3877 + 29573) % 139968
       local r = seed / 139968.0
+      -- The first k with c[k] > r (see fasta.tw): no bound test.
       local k = 1
-      while k < last and c[k] <= r do k = k + 1 end
+      while c[k] <= r do k = k + 1 end
       buf[i] = chars[k]
     end
     write(concat(buf, "", 1, m), "\n")

@@ -42,6 +42,18 @@ impl Text {
         self.ascii = self.ascii && t.is_ascii();
     }
 
+    /// Appends the characters of `t` (its ASCII flag known, not scanned;
+    /// one byte, the usual tail of a loop that builds a Str, is pushed as
+    /// a byte).
+    pub fn push_text(&mut self, t: &Text) {
+        match t.s.as_bytes() {
+            // A one-byte UTF-8 string is an ASCII character.
+            [b] => self.s.push(char::from(*b)),
+            _ => self.s.push_str(&t.s),
+        }
+        self.ascii = self.ascii && t.ascii;
+    }
+
     /// Room for `additional` more bytes (`String::try_reserve`).
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), std::collections::TryReserveError> {
         self.s.try_reserve(additional)
@@ -101,6 +113,15 @@ mod tests {
         assert_eq!(t.len(), 6);
         t.push_str("f");
         assert!(!t.is_ascii());
+        // `push_text`: one byte, several, and a non-ASCII tail.
+        let mut u = Text::from("ab");
+        u.push_text(&Text::from("c"));
+        u.push_text(&Text::from("de"));
+        assert!(u.is_ascii());
+        assert_eq!(u.as_str(), "abcde");
+        u.push_text(&Text::from("é"));
+        u.push_text(&Text::from("g"));
+        assert_eq!((u.as_str(), u.is_ascii(), u.char_len()), ("abcdeég", false, 7));
         assert_eq!(Text::from("aé".to_string()), Text::new("aé".into()));
         assert!(Text::from("a") < Text::from("b"));
     }

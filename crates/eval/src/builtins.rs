@@ -1118,6 +1118,34 @@ pub(crate) fn call_method(
     method_values(recv, m, &name, argv, span)
 }
 
+/// The Str methods of one Str argument that build nothing (`contains`,
+/// `starts_with`, `ends_with`, and `find`: the character index of the
+/// first match, or -1): the method's value, or `None` for another method.
+/// The compiled engine calls them on its registers directly.
+pub(crate) fn str_query(s: &Text, m: HostMethod, pat: &Text) -> Option<Value> {
+    let ascii = s.is_ascii();
+    let (s, p) = (s.as_str(), pat.as_str());
+    Some(match m {
+        HostMethod::Contains => Value::Bool(s.contains(p)),
+        HostMethod::StartsWith => Value::Bool(s.starts_with(p)),
+        HostMethod::EndsWith => Value::Bool(s.ends_with(p)),
+        // One byte is an ASCII character, found by a byte search (the
+        // general searcher's set-up costs more than a short Str's scan).
+        HostMethod::Find => {
+            let at = match p.as_bytes() {
+                [b] => s.bytes().position(|c| c == *b),
+                _ => s.find(p),
+            };
+            Value::Int(match at {
+                Some(byte) if ascii => byte as i64,
+                Some(byte) => s[..byte].chars().count() as i64,
+                None => -1,
+            })
+        }
+        _ => return None,
+    })
+}
+
 pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Value>, span: Span) -> R<Value> {
     let want = |k: usize| arity(name, k, argv.len()).or_else(|f| fail_with(span, f));
     let str_arg = |i: usize| -> R<Rc<Text>> {
@@ -1164,17 +1192,10 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 out.extend(s.split(sep.as_str()).map(Value::str));
                 Ok(Value::Arr(Rc::new(out)))
             }
-            M::Contains => {
+            M::Contains | M::StartsWith | M::EndsWith | M::Find => {
                 want(1)?;
-                Ok(Value::Bool(s.contains(str_arg(0)?.as_str())))
-            }
-            M::StartsWith => {
-                want(1)?;
-                Ok(Value::Bool(s.starts_with(str_arg(0)?.as_str())))
-            }
-            M::EndsWith => {
-                want(1)?;
-                Ok(Value::Bool(s.ends_with(str_arg(0)?.as_str())))
+                let pat = str_arg(0)?;
+                str_query(s, h, &pat).ok_or(()).or_else(|_| unknown("Str"))
             }
             M::Replace => {
                 want(2)?;
@@ -1197,15 +1218,6 @@ pub(crate) fn method_values(recv: Value, m: MethodRef, name: &str, argv: Vec<Val
                 }
                 out.push_str(rest);
                 Ok(Value::str(out))
-            }
-            M::Find => {
-                want(1)?;
-                let pat = str_arg(0)?;
-                Ok(Value::Int(match s.find(pat.as_str()) {
-                    Some(byte) if s.is_ascii() => byte as i64,
-                    Some(byte) => s[..byte].chars().count() as i64,
-                    None => -1,
-                }))
             }
             M::PadLeft | M::PadRight => {
                 if !(1..=2).contains(&argv.len()) {

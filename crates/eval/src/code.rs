@@ -40,7 +40,7 @@
 // behaviour wanted for any kind added later too.
 #![allow(clippy::wildcard_enum_match_arm)]
 
-use twill_check::builtins::{Builtin, HostFn};
+use twill_check::builtins::{Builtin, HostFn, HostMethod};
 use twill_check::hir::{self, ExprKind as H, Member, PathElem, Stmt, Var};
 use twill_check::RtType;
 use twill_syntax::ast::BinOp;
@@ -432,6 +432,22 @@ pub(crate) enum Op {
         args: u32,
         e: u32,
     },
+    /// `d[k] = d.get(k, dflt) + add`, the counting idiom, with `d` and `k`
+    /// locals and `dflt`, `add` number literals (constants): one lookup,
+    /// the sum stored in place or the key added, then a jump to `to`. The
+    /// general code of the same assignment follows, and runs instead (from
+    /// the start, nothing changed) when this cannot: `d` not a Dict, `k`
+    /// no key, a sum that is not a plain number sum (an overflow), a
+    /// declared type (`paths[path]`'s check) the sum does not already have,
+    /// memory that runs out. That code gives every error.
+    DictCount {
+        d: u32,
+        key: u32,
+        dflt: u32,
+        add: u32,
+        path: u32,
+        to: u32,
+    },
     /// `root.path… op= src` through the steps `paths[path]`
     /// (`interp::Interp::assign_keys`).
     AssignPath {
@@ -546,7 +562,8 @@ fn jump_slots(op: &mut Op) -> [Option<&mut u32>; 2] {
         | Op::UnlessGe { to, .. }
         | Op::UnlessEq { to, .. }
         | Op::UnlessNe { to, .. }
-        | Op::Loop { to, .. } => [Some(to), None],
+        | Op::Loop { to, .. }
+        | Op::DictCount { to, .. } => [Some(to), None],
         Op::ForPrep { other, .. } | Op::ForRange { other, .. } => [Some(other), None],
         Op::ForNext { exit, .. } | Op::ForRangeNext { exit, .. } => [Some(exit), None],
         Op::Eval { brk, cont, .. } | Op::Exec { brk, cont, .. } => [Some(brk), Some(cont)],
@@ -1191,6 +1208,62 @@ impl Compiler {
         }
     }
 
+    /// `d[k] = d.get(k, dflt) + add` (see `Op::DictCount`): the fused
+    /// instruction, then the assignment's general code, which it jumps over
+    /// when it is done. False (nothing emitted) for any other assignment.
+    fn dict_count(&mut self, a: &hir::Assign) -> bool {
+        let local = |e: &hir::Expr| match e.kind {
+            H::Load(Var::Local(s)) => Some(s),
+            _ => None,
+        };
+        let (Var::Local(d), None, [PathElem::Index(items, _)]) = (a.root, a.op, &a.path[..]) else {
+            return false;
+        };
+        let [hir::IndexItem::Single(ke)] = &items[..] else {
+            return false;
+        };
+        let H::Binary(BinOp::Add, sum, add) = &a.value.kind else {
+            return false;
+        };
+        let H::Method(m) = &sum.kind else {
+            return false;
+        };
+        let (Some(key), Some(add), Some(HostMethod::Get)) = (local(ke), literal(add), m.method.host) else {
+            return false;
+        };
+        let [(1, k2), (2, dflt)] = &m.args.items[..] else {
+            return false;
+        };
+        let Some(dflt) = literal(dflt) else {
+            return false;
+        };
+        if m.args.slots != 3 || local(&m.receiver) != Some(d) || local(k2) != Some(key) {
+            return false;
+        }
+        self.code.consts.push(dflt);
+        self.code.consts.push(add);
+        let k = self.code.consts.len() as u32;
+        let check = a.check.clone().map(|rt| (rt, NONE));
+        self.code.paths.push(PathCode {
+            steps: Vec::new(),
+            check,
+        });
+        let path = (self.code.paths.len() - 1) as u32;
+        let at = self.emit(Op::DictCount {
+            d,
+            key,
+            dflt: k - 2,
+            add: k - 1,
+            path,
+            to: NONE,
+        });
+        // A single index is a path `assign_path` compiles: it emits.
+        self.assign_path(a);
+        let end = self.here();
+        self.patch(at, end);
+        true
+    }
+
     /// `a.root.path… op= value` with every index a single one: the value
     /// first, then the indices, as the tree walker evaluates them.
     fn assign_path(&mut self, a: &hir::Assign) -> bool {
@@ -1698,7 +1771,7 @@ impl Compiler {
                     span,
                 });
             }
-            Stmt::Assign(a) if self.assign_path(a) => {}
+            Stmt::Assign(a) if self.dict_count(a) || self.assign_path(a) => {}
             Stmt::Return(e, _) => {
                 let r = match e {
                     Some(e) => self.expr(e, None),

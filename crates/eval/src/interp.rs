@@ -612,7 +612,7 @@ impl Interp {
                 if let Some(h) = Rc::get_mut(head) {
                     let total = h.len() + tail.len();
                     crate::ops::reserve_text(h, total).or_else(|m| fail_with(span, m))?;
-                    h.push_str(tail);
+                    h.push_text(tail);
                     return Ok(());
                 }
             }
@@ -1215,6 +1215,27 @@ impl Interp {
             return Ok(());
         };
         let at = base + args as usize;
+        // `xs.push(v)` of a value of the declared element type, the common
+        // case: in place, without the argument list and the method's
+        // dispatch. Anything else (a value to convert or refuse, memory
+        // that runs out) takes the general path below.
+        if m.method == HostMethod::Push
+            && m.args.len() == 1
+            && m.check
+                .as_ref()
+                .is_none_or(|(i, rt)| *i != 0 || already_conforms(&self.stack[at], rt))
+        {
+            let v = take(&mut self.stack[at]);
+            if let Value::Arr(rc) = &mut self.stack[base + slot as usize] {
+                let items = Rc::make_mut(rc);
+                if items.try_reserve(1).is_ok() {
+                    items.push(v);
+                    store(&mut self.stack[base + dst as usize], Value::Unit);
+                    return Ok(());
+                }
+            }
+            self.stack[at] = v;
+        }
         let mut argv = builtins::ArgVec::new();
         for k in 0..m.args.len() {
             argv.push(take(&mut self.stack[at + k]));
@@ -1847,6 +1868,18 @@ impl Interp {
                     self.op_call_method(code, base, dst, recv, args, e)?
                 }
                 Op::MutMethod { dst, args, e } => self.op_mut_method(code, base, dst, args, e)?,
+                Op::DictCount {
+                    d,
+                    key,
+                    dflt,
+                    add,
+                    path,
+                    to,
+                } => {
+                    if self.dict_count(code, base + d as usize, base + key as usize, dflt, add, path) {
+                        pc = to as usize;
+                    }
+                }
                 Op::AssignPath {
                     root,
                     op,
@@ -3052,6 +3085,44 @@ impl Interp {
         true
     }
 
+    /// `Op::DictCount` on the Dict in register `d` and the key in `key`:
+    /// true when done; false (nothing changed) for the general code.
+    #[inline(never)]
+    fn dict_count(&mut self, code: &Code, d: usize, key: usize, dflt: u32, add: u32, path: u32) -> bool {
+        let (Some(dflt), Some(add)) = (code.consts.get(dflt as usize), code.consts.get(add as usize)) else {
+            return false;
+        };
+        let Some(k) = self.stack.get(key).and_then(DictKey::try_of) else {
+            return false;
+        };
+        let Some(Value::Dict(rc)) = self.stack.get_mut(d) else {
+            return false;
+        };
+        let conforms = |v: &Value| match code.paths.get(path as usize) {
+            Some(p) => p.check.as_ref().is_none_or(|(rt, _)| already_conforms(v, rt)),
+            None => false,
+        };
+        match rc.get(&k).map(|old| number_fast(BinOp::Add, old, add)) {
+            Some(Some(new)) if conforms(&new) => {
+                if let Some(slot) = Rc::make_mut(rc).get_mut(&k) {
+                    store(slot, new);
+                }
+                true
+            }
+            Some(_) => false,
+            None => match number_fast(BinOp::Add, dflt, add) {
+                Some(new) if conforms(&new) => match Rc::make_mut(rc).slot(&k) {
+                    Ok(slot) => {
+                        store(slot, new);
+                        true
+                    }
+                    Err(_) => false,
+                },
+                _ => false,
+            },
+        }
+    }
+
     /// `d[k] = v`, or `d[k] op= v` on numbers with `k` present, for the
     /// Dict in register `d`, the key in `key` and the value in `src`: true
     /// when done in place; false (nothing changed) for the general path,
@@ -3060,7 +3131,7 @@ impl Interp {
         let Some(Value::Dict(_)) = self.stack.get(d) else {
             return false;
         };
-        let Some(Ok(k)) = self.stack.get(key).map(DictKey::of) else {
+        let Some(k) = self.stack.get(key).and_then(DictKey::try_of) else {
             return false;
         };
         let Some(v) = self.stack.get(src).map(fast_clone) else {
@@ -3125,6 +3196,16 @@ impl Interp {
         {
             return Ok(None);
         }
+        // A Str query of a Str (`"ACGT".find(c)`): no argument vector.
+        if let (1, Some(Value::Str(s)), Some(Value::Str(p))) = (n, self.stack.get(recv), self.stack.get(at)) {
+            if let Some(v) = builtins::str_query(s, h, p) {
+                take(&mut self.stack[at]);
+                if !local {
+                    take(&mut self.stack[recv]);
+                }
+                return Ok(Some(v));
+            }
+        }
         let mut argv = Vec::with_capacity(n);
         for k in 0..n {
             argv.push(take(&mut self.stack[at + k]));
@@ -3159,7 +3240,7 @@ impl Interp {
         let Value::Dict(d) = self.stack.get(recv)? else {
             return None;
         };
-        let key = DictKey::of(self.stack.get(at)?).ok()?;
+        let key = DictKey::try_of(self.stack.get(at)?)?;
         let found = d.get(&key).cloned();
         Some(match (h, found) {
             (HostMethod::Contains, f) => Value::Bool(f.is_some()),

@@ -268,6 +268,9 @@ pub(crate) fn reserve_str(s: &mut String, total: usize) -> Result<(), Failure> {
 /// Room for `total` bytes in a Str's `Text`, as [`reserve_str`].
 pub(crate) fn reserve_text(t: &mut Text, total: usize) -> Result<(), Failure> {
     str_fits(total)?;
+    if t.capacity() >= total {
+        return Ok(());
+    }
     let more = total.saturating_sub(t.len());
     t.try_reserve(more).map_err(|_| str_out_of_memory(total))
 }
