@@ -36,12 +36,6 @@ impl Text {
         }
     }
 
-    /// Appends `t`.
-    pub fn push_str(&mut self, t: &str) {
-        self.s.push_str(t);
-        self.ascii = self.ascii && t.is_ascii();
-    }
-
     /// Appends the characters of `t` (its ASCII flag known, not scanned;
     /// one byte, the usual tail of a loop that builds a Str, is pushed as
     /// a byte).
@@ -105,13 +99,13 @@ mod tests {
         let mut t = Text::from("abc");
         assert!(t.is_ascii());
         assert_eq!(t.char_len(), 3);
-        t.push_str("d");
+        t.push_text(&Text::from("d"));
         assert!(t.is_ascii());
-        t.push_str("é");
+        t.push_text(&Text::from("é"));
         assert!(!t.is_ascii());
         assert_eq!(t.char_len(), 5);
         assert_eq!(t.len(), 6);
-        t.push_str("f");
+        t.push_text(&Text::from("f"));
         assert!(!t.is_ascii());
         // `push_text`: one byte, several, and a non-ASCII tail.
         let mut u = Text::from("ab");

@@ -1313,6 +1313,18 @@ pub(crate) mod tests {
         }
     }
 
+    /// Pools of one and of four threads: the tests that check an order
+    /// does not depend on the thread count run on both.
+    pub(crate) fn one_and_four_threads() -> [rayon::ThreadPool; 2] {
+        let pool = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool")
+        };
+        [pool(1), pool(4)]
+    }
+
     #[test]
     fn float_keys_follow_the_spec_order() {
         let xs = [
@@ -1528,13 +1540,7 @@ pub(crate) mod tests {
         // with many ties, keys over all the bits, and keys whose high bits
         // take few values (as floats' exponents do). The order must not depend on
         // the thread count, so every case runs on one and on four threads.
-        let pool = |threads| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("pool")
-        };
-        let pools = [pool(1), pool(4)];
+        let pools = one_and_four_threads();
         for (n, modulus, rot) in [
             (200, 0, 0),
             (300, 300, 0),

@@ -616,13 +616,7 @@ mod tests {
     #[test]
     fn vector_sort_is_the_sorted_order() {
         let mut next = crate::ops::order::tests::xorshift(0x9e37_79b9_7f4a_7c15u64);
-        let pool = |threads| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("pool")
-        };
-        let pools = [pool(1), pool(4)];
+        let pools = crate::ops::order::tests::one_and_four_threads();
         // Every leaf length and its neighbours, partitions with vector
         // loops and scalar tails of every length, and lanes long enough
         // for parallel halves.
