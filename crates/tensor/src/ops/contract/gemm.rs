@@ -32,6 +32,33 @@ pub(crate) trait Panels<C>: Sync {
     /// `nt ≤ t < w`, for `p < kc`. `out` holds exactly `kc * w` elements.
     #[allow(clippy::too_many_arguments)]
     fn pack(&self, batch: usize, t0: usize, nt: usize, p0: usize, kc: usize, w: usize, out: &mut [C]);
+
+    /// Packs consecutive panels of width `w`, as many as `out` holds
+    /// (`kc * w` elements each), of the `nt` values of t from `t0`: panel
+    /// `g` is what `pack` gives for `t0 + g * w`. Every panel has at least
+    /// one valid t.
+    #[allow(clippy::too_many_arguments)]
+    fn pack_panels(&self, batch: usize, t0: usize, nt: usize, p0: usize, kc: usize, w: usize, out: &mut [C]) {
+        pack_one_by_one(self, batch, t0, nt, p0, kc, w, out);
+    }
+}
+
+/// [`Panels::pack_panels`] as a `pack` per panel.
+#[allow(clippy::too_many_arguments)]
+fn pack_one_by_one<C, P: Panels<C> + ?Sized>(
+    panels: &P,
+    batch: usize,
+    t0: usize,
+    nt: usize,
+    p0: usize,
+    kc: usize,
+    w: usize,
+    out: &mut [C],
+) {
+    for (g, panel) in out.chunks_exact_mut(kc * w).enumerate() {
+        let done = g * w;
+        panels.pack(batch, t0 + done, w.min(nt.saturating_sub(done)), p0, kc, w, panel);
+    }
 }
 
 /// An operand stored as a strided view: element `(t, p)` of batch `b` is
@@ -52,24 +79,94 @@ impl<T: Element<Acc = C>, C: Kernels> Panels<C> for Strided<'_, T> {
             for (p, row) in out.chunks_exact_mut(w).enumerate().take(kc) {
                 let start = (base + p as isize * self.sp) as usize;
                 let (valid, pad) = row.split_at_mut(nt);
-                for (o, s) in valid.iter_mut().zip(&self.data[start..start + nt]) {
-                    *o = s.widen();
-                }
+                widen_into(valid, &self.data[start..start + nt]);
                 pad.fill(C::ZERO);
             }
+        } else if self.sp == 1 && nt == w {
+            // Each t's run along p is contiguous (a row-major A): the rows
+            // are read side by side, so `out` is written in order.
+            let row = |t: usize| {
+                let start = (base + t as isize * self.st) as usize;
+                &self.data[start..start + kc]
+            };
+            macro_rules! side_by_side {
+                ($($w:literal),*) => {
+                    match w {
+                        $($w => pack_rows::<T, C, $w>(std::array::from_fn(row), out),)*
+                        _ => self.pack_by_t(base, nt, kc, w, out),
+                    }
+                };
+            }
+            side_by_side!(4, 6, 8, 12, 14, 16, 32)
         } else {
-            // Walk each t along p, so a row-major A is read contiguously.
-            for t in 0..nt {
-                let start = base + t as isize * self.st;
-                for p in 0..kc {
-                    out[p * w + t] = self.data[(start + p as isize * self.sp) as usize].widen();
-                }
+            self.pack_by_t(base, nt, kc, w, out);
+        }
+    }
+
+    fn pack_panels(&self, batch: usize, t0: usize, nt: usize, p0: usize, kc: usize, w: usize, out: &mut [C]) {
+        if self.st != 1 {
+            pack_one_by_one(self, batch, t0, nt, p0, kc, w, out);
+            return;
+        }
+        // Each p's run along t is contiguous (a row-major B): it is read
+        // once for all the panels, rather than a panel's width of it from
+        // each of `kc` rows (a page apart in a wide B) panel by panel.
+        let base = self.bases[batch] + t0 as isize + p0 as isize * self.sp;
+        let panels = out.len() / (kc * w);
+        let nt = nt.min(panels * w);
+        for p in 0..kc {
+            let start = (base + p as isize * self.sp) as usize;
+            let run = &self.data[start..start + nt];
+            for (g, panel) in out.chunks_exact_mut(kc * w).enumerate() {
+                let row = &mut panel[p * w..(p + 1) * w];
+                let src = run.get(g * w..nt.min((g + 1) * w)).unwrap_or_default();
+                let (valid, pad) = row.split_at_mut(src.len());
+                widen_into(valid, src);
+                pad.fill(C::ZERO);
             }
-            if nt < w {
-                for row in out.chunks_exact_mut(w).take(kc) {
-                    row[nt..].fill(C::ZERO);
-                }
+        }
+    }
+}
+
+impl<T: Element<Acc = C>, C: Kernels> Strided<'_, T> {
+    /// The general pack: each t walked along p, so a row-major A is read
+    /// contiguously (its panel is written `w` apart).
+    fn pack_by_t(&self, base: isize, nt: usize, kc: usize, w: usize, out: &mut [C]) {
+        for t in 0..nt {
+            let start = base + t as isize * self.st;
+            for p in 0..kc {
+                out[p * w + t] = self.data[(start + p as isize * self.sp) as usize].widen();
             }
+        }
+        if nt < w {
+            for row in out.chunks_exact_mut(w).take(kc) {
+                row[nt..].fill(C::ZERO);
+            }
+        }
+    }
+}
+
+/// `out[i] = src[i].widen()`, eight at a time: a run as short as a panel's
+/// width (16 values) is a call into `memcpy` when written as one loop.
+fn widen_into<T: Element<Acc = C>, C: Copy>(out: &mut [C], src: &[T]) {
+    let mut o8 = out.chunks_exact_mut(8);
+    let mut s8 = src.chunks_exact(8);
+    for (o, s) in (&mut o8).zip(&mut s8) {
+        for i in 0..8 {
+            o[i] = s[i].widen();
+        }
+    }
+    for (o, s) in o8.into_remainder().iter_mut().zip(s8.remainder()) {
+        *o = s.widen();
+    }
+}
+
+/// A panel of width `W` from `W` rows of `kc` values each:
+/// `out[p * W + t] = rows[t][p]`, written in order.
+fn pack_rows<T: Element<Acc = C>, C: Copy, const W: usize>(rows: [&[T]; W], out: &mut [C]) {
+    for (p, o) in out.chunks_exact_mut(W).enumerate() {
+        for t in 0..W {
+            o[t] = rows[t][p].widen();
         }
     }
 }
@@ -178,15 +275,22 @@ struct Task {
 }
 
 /// Cuts the current block into tasks. Rows go in blocks of at most `mc`
-/// (the L2-resident slab of A); when running in parallel the columns are
-/// cut as well, so that there are enough tasks to keep every thread busy
-/// to the end.
+/// (the L2-resident slab of A). In parallel, with at least two row blocks
+/// per thread, their count is rounded up to a multiple of the thread count
+/// so the threads get equal shares; with fewer the columns are cut as well,
+/// so that there are enough tasks to keep every thread busy to the end
+/// (each task packs its rows of A, so column cuts pack A more than once).
 fn plan<C>(micro: &Micro<C>, m: usize, npanels: usize, parallel: bool) -> Vec<Task> {
     let rpanels = m.div_ceil(micro.mr);
     let per_block = (micro.mc / micro.mr).max(1);
-    let nrb = rpanels.div_ceil(per_block);
-    let ncb = if parallel {
-        (8 * rayon::current_num_threads()).div_ceil(nrb).clamp(1, npanels)
+    let mut nrb = rpanels.div_ceil(per_block);
+    let threads = rayon::current_num_threads();
+    let rows_suffice = parallel && nrb >= 2 * threads;
+    if rows_suffice {
+        nrb = nrb.next_multiple_of(threads).min(rpanels);
+    }
+    let ncb = if parallel && !rows_suffice {
+        (8 * threads).div_ceil(nrb).clamp(1, npanels)
     } else {
         1
     };
@@ -235,14 +339,16 @@ fn one<C: Kernels>(
             let bpack = &mut scratch.bpack;
             bpack.clear();
             bpack.resize(npanels * kc * nr, C::ZERO);
-            let pack_b = |(q, panel): (usize, &mut [C])| {
-                let j0 = jc + q * nr;
-                b.pack(batch, j0, nr.min(n - j0), pc, kc, nr, panel);
+            // Panels in groups of at least 128 columns, packed together.
+            let group = (128 / nr).max(1);
+            let pack_b = |(q, panels): (usize, &mut [C])| {
+                let j0 = jc + q * group * nr;
+                b.pack_panels(batch, j0, (group * nr).min(n - j0), pc, kc, nr, panels);
             };
             if parallel {
-                bpack.par_chunks_mut(kc * nr).enumerate().for_each(pack_b);
+                bpack.par_chunks_mut(group * kc * nr).enumerate().for_each(pack_b);
             } else {
-                bpack.chunks_mut(kc * nr).enumerate().for_each(pack_b);
+                bpack.chunks_mut(group * kc * nr).enumerate().for_each(pack_b);
             }
             let bpack = &scratch.bpack[..];
             let run = |task: &Task, apack: &mut Vec<C>, tile: &mut Vec<C>| {

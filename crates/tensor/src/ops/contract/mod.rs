@@ -289,7 +289,25 @@ fn add_rounded(c: &Tensor, b: &Tensor) -> Result<Tensor, TensorError> {
         let (Some(cv), Some(bv)) = (c.as_slice::<T>(), T::slice(b.storage())) else {
             return fail("internal error: bias dtype differs from the product's".into());
         };
-        let out: Vec<T> = cv.iter().zip(b.offsets()).map(|(&x, o)| f(x, bv[o])).collect();
+        // A bias along the last axis (strides 0 above it, 1 along it), the
+        // usual one: row by row, without an offset per element.
+        let n = c.shape().last().copied().unwrap_or(0);
+        let row_bias = match b.strides().split_last() {
+            Some((1, above)) if n > 0 && above.iter().all(|&s| s == 0) => {
+                b.offsets().next().and_then(|o| bv.get(o..o + n))
+            }
+            _ => None,
+        };
+        let out: Vec<T> = match row_bias {
+            Some(bias) => {
+                let mut out = Vec::with_capacity(cv.len());
+                for row in cv.chunks_exact(n) {
+                    out.extend(row.iter().zip(bias).map(|(&x, &y)| f(x, y)));
+                }
+                out
+            }
+            None => cv.iter().zip(b.offsets()).map(|(&x, o)| f(x, bv[o])).collect(),
+        };
         Tensor::from_vec(out, c.shape().to_vec())
     }
     use crate::convert::{f64_to_bf16_bits, f64_to_f16_bits};

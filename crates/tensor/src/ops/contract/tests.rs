@@ -99,6 +99,30 @@ fn check_gemm<C: Kernels + Element<Acc = C>>(a: &[C], b: &[C], batches: usize, m
         st: 1,
         sp: n as isize,
     };
+    // The same operands stored the other way round (A by columns, B by
+    // rows of Bᵀ), so that every way of packing a panel is taken.
+    let transpose = |x: &[C], rows: usize, cols: usize| -> Vec<C> {
+        let mut out = Vec::with_capacity(x.len());
+        for mat in x.chunks_exact(rows * cols) {
+            for j in 0..cols {
+                out.extend((0..rows).map(|i| mat[i * cols + j]));
+            }
+        }
+        out
+    };
+    let (at, bt) = (transpose(a, m, k), transpose(b, k, n));
+    let sat = Strided {
+        data: &at,
+        bases: sa.bases.clone(),
+        st: 1,
+        sp: m as isize,
+    };
+    let sbt = Strided {
+        data: &bt,
+        bases: sb.bases.clone(),
+        st: k as isize,
+        sp: 1,
+    };
     for threads in [1, 3] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -108,6 +132,13 @@ fn check_gemm<C: Kernels + Element<Acc = C>>(a: &[C], b: &[C], batches: usize, m
             .install(|| gemm::<C>(batches, m, n, k, &sa, &sb))
             .expect("gemm");
         assert!(fast == want, "{batches}×{m}×{n}×{k} on {threads} threads");
+        let fast = pool
+            .install(|| gemm::<C>(batches, m, n, k, &sat, &sbt))
+            .expect("gemm");
+        assert!(
+            fast == want,
+            "{batches}×{m}×{n}×{k} transposed, on {threads} threads"
+        );
         // Every microkernel this CPU has (SIMD widths, then portable).
         for (km, micro) in C::micros().into_iter().enumerate() {
             let got = pool
@@ -125,8 +156,10 @@ fn check_gemm<C: Kernels + Element<Acc = C>>(a: &[C], b: &[C], batches: usize, m
     }
 }
 
-/// Sizes around every block edge: mr, nr, kc (256), mc, the transposed
-/// narrow case, and batches.
+/// Sizes around every block edge: mr, nr, kc (256), mc, B's groups of
+/// panels (128 columns), the transposed narrow case, and batches; on 3
+/// threads, both ways of planning (columns cut, and enough row blocks to
+/// need no column cut).
 const SIZES: &[(usize, usize, usize, usize)] = &[
     (1, 1, 1, 1),
     (1, 7, 5, 3),
@@ -139,6 +172,9 @@ const SIZES: &[(usize, usize, usize, usize)] = &[
     (3, 15, 31, 29),
     (40, 6, 5, 4),
     (1, 231, 113, 513),
+    (1, 20, 300, 70),
+    (2, 9, 129, 33),
+    (1, 700, 20, 80),
 ];
 
 #[test]
