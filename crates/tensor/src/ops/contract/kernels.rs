@@ -290,6 +290,21 @@ mod x86 {
     /// quarter of the loop's own work (13 % faster in cache on Zen 3).
     const UNROLL: usize = 4;
 
+    /// Runs `$step` for each of the `$kc` steps, in order, with `$a` and
+    /// `$b` at the packed A and B of the group of [`UNROLL`] steps and `$u`
+    /// the step within it (A's steps are `$mr` values apart, B's `$nr`).
+    macro_rules! each_step {
+        ($kc:expr, $ap:expr, $bp:expr, $mr:expr, $nr:expr, |$a:ident, $b:ident, $u:ident| $step:block) => {{
+            let (mut $a, mut $b) = ($ap, $bp);
+            for _ in 0..$kc / UNROLL {
+                for $u in 0..UNROLL $step
+                $a = $a.add(UNROLL * $mr);
+                $b = $b.add(UNROLL * $nr);
+            }
+            for $u in 0..$kc % UNROLL $step
+        }};
+    }
+
     #[target_feature(enable = "avx2,fma")]
     unsafe fn f32_avx2_tile<const MR: usize>(
         kc: usize,
@@ -307,29 +322,15 @@ mod x86 {
                 row[1] = _mm256_loadu_ps(c.add(i * ldc + 8));
             }
         }
-        // Step `u` of the group at `a`, `b`.
-        macro_rules! step {
-            ($a:expr, $b:expr, $u:expr) => {
-                let b0 = _mm256_loadu_ps($b.add($u * 16));
-                let b1 = _mm256_loadu_ps($b.add($u * 16 + 8));
-                for (i, row) in acc.iter_mut().enumerate() {
-                    let ai = _mm256_broadcast_ss(&*$a.add($u * MR + i));
-                    row[0] = _mm256_fmadd_ps(ai, b0, row[0]);
-                    row[1] = _mm256_fmadd_ps(ai, b1, row[1]);
-                }
-            };
-        }
-        let (mut a, mut b) = (ap, bp);
-        for _ in 0..kc / UNROLL {
-            for u in 0..UNROLL {
-                step!(a, b, u);
+        each_step!(kc, ap, bp, MR, 16, |a, b, u| {
+            let b0 = _mm256_loadu_ps(b.add(u * 16));
+            let b1 = _mm256_loadu_ps(b.add(u * 16 + 8));
+            for (i, row) in acc.iter_mut().enumerate() {
+                let ai = _mm256_broadcast_ss(&*a.add(u * MR + i));
+                row[0] = _mm256_fmadd_ps(ai, b0, row[0]);
+                row[1] = _mm256_fmadd_ps(ai, b1, row[1]);
             }
-            a = a.add(UNROLL * MR);
-            b = b.add(UNROLL * 16);
-        }
-        for u in 0..kc % UNROLL {
-            step!(a, b, u);
-        }
+        });
         for (i, row) in acc.iter().enumerate() {
             _mm256_storeu_ps(c.add(i * ldc), row[0]);
             _mm256_storeu_ps(c.add(i * ldc + 8), row[1]);
@@ -425,30 +426,16 @@ mod x86 {
                 row[1] = _mm256_loadu_pd(c.add(i * ldc + 4));
             }
         }
-        // Step `u` of the group at `a`, `b`: the product rounded, then
-        // the sum (spec §5.4).
-        macro_rules! step {
-            ($a:expr, $b:expr, $u:expr) => {
-                let b0 = _mm256_loadu_pd($b.add($u * 8));
-                let b1 = _mm256_loadu_pd($b.add($u * 8 + 4));
-                for (i, row) in acc.iter_mut().enumerate() {
-                    let ai = _mm256_broadcast_sd(&*$a.add($u * MR + i));
-                    row[0] = _mm256_add_pd(row[0], _mm256_mul_pd(ai, b0));
-                    row[1] = _mm256_add_pd(row[1], _mm256_mul_pd(ai, b1));
-                }
-            };
-        }
-        let (mut a, mut b) = (ap, bp);
-        for _ in 0..kc / UNROLL {
-            for u in 0..UNROLL {
-                step!(a, b, u);
+        // The product rounded, then the sum (spec §5.4).
+        each_step!(kc, ap, bp, MR, 8, |a, b, u| {
+            let b0 = _mm256_loadu_pd(b.add(u * 8));
+            let b1 = _mm256_loadu_pd(b.add(u * 8 + 4));
+            for (i, row) in acc.iter_mut().enumerate() {
+                let ai = _mm256_broadcast_sd(&*a.add(u * MR + i));
+                row[0] = _mm256_add_pd(row[0], _mm256_mul_pd(ai, b0));
+                row[1] = _mm256_add_pd(row[1], _mm256_mul_pd(ai, b1));
             }
-            a = a.add(UNROLL * MR);
-            b = b.add(UNROLL * 8);
-        }
-        for u in 0..kc % UNROLL {
-            step!(a, b, u);
-        }
+        });
         for (i, row) in acc.iter().enumerate() {
             _mm256_storeu_pd(c.add(i * ldc), row[0]);
             _mm256_storeu_pd(c.add(i * ldc + 4), row[1]);
