@@ -340,6 +340,8 @@ impl Scalar {
 
     /// The element's storage bits, zero-extended: bool as 0 or 1, integers
     /// in two's complement at their own width, floats as their encoding.
+    /// Inline, so that a kernel over one dtype keeps only its own arm.
+    #[inline]
     pub fn to_bits(self) -> u64 {
         match self {
             Scalar::Bool(b) => u64::from(b),
@@ -354,6 +356,7 @@ impl Scalar {
     /// The element of `dtype` whose storage bits are the low bits of `bits`
     /// (bits above the dtype's width are ignored; a bool byte is true when
     /// nonzero). The inverse of [`Scalar::to_bits`].
+    #[inline]
     pub fn from_bits(dtype: DType, bits: u64) -> Scalar {
         match dtype {
             DType::Bool => Scalar::Bool(bits as u8 != 0),

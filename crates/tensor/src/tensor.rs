@@ -224,7 +224,7 @@ impl Tensor {
             let out = if self.is_contiguous() {
                 try_collect(n, v.iter().copied())
             } else {
-                try_collect(n, self.offsets().map(|o| v[o]))
+                view_copy(v, self.offset, &self.shape, &self.strides, n)
             };
             Ok(Element::into_storage(out.map_err(oom)?))
         })
@@ -477,6 +477,116 @@ impl Iterator for Offsets<'_> {
     }
 }
 
+/// Rows of the output at least this many elements long in all are copied
+/// by several threads.
+const COPY_PAR_MIN: usize = 1 << 16;
+/// The side of the square tiles in which a transposed view is copied:
+/// its reads then stay within a few lines per column of the tile.
+const TILE: usize = 32;
+
+/// The `n` elements of a view of `v` (at `offset`, with `shape` and
+/// `strides`) in row-major order. When the last two axes are transposed
+/// (the next-to-last has the smaller stride) the copy goes in square
+/// tiles, so that reads are not a stride apart; otherwise row by row of
+/// the last axis (a slice copy where its stride is 1). The rows of a large
+/// view are shared by several threads: each element is copied once
+/// whatever the split. Offsets outside `v` cannot occur for a view made by
+/// `from_storage` and its view methods; were one to, its element would be
+/// the view's first.
+fn view_copy<T: Element>(
+    v: &[T],
+    offset: usize,
+    shape: &[usize],
+    strides: &[isize],
+    n: usize,
+) -> Result<Vec<T>, crate::error::AllocError> {
+    use rayon::prelude::*;
+    let Some(&first) = v.get(offset) else {
+        return Ok(Vec::new());
+    };
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    // Axes of length 1 move nothing.
+    let (dims, steps): (Vec<usize>, Vec<isize>) = shape
+        .iter()
+        .zip(strides)
+        .filter(|(&d, _)| d != 1)
+        .map(|(&d, &st)| (d, st))
+        .unzip();
+    let nd = dims.len();
+    let mut out = crate::storage::try_filled(n, first)?;
+    if nd == 0 {
+        return Ok(out);
+    }
+    let at = |o: isize| v.get(o as usize).copied().unwrap_or(first);
+    let (c, sc) = (dims[nd - 1], steps[nd - 1]);
+    let tiled = nd >= 2 && steps[nd - 2].unsigned_abs() < sc.unsigned_abs();
+    // The offset of the first element of each block of `block` output
+    // elements: rows of the last axis, or (tiled) whole matrices of the
+    // last two.
+    let (block, outer) = if tiled {
+        (dims[nd - 2] * c, nd - 2)
+    } else {
+        (c, nd - 1)
+    };
+    let base_of = |mut b: usize| -> isize {
+        let mut o = offset as isize;
+        for ax in (0..outer).rev() {
+            o += (b % dims[ax]) as isize * steps[ax];
+            b /= dims[ax];
+        }
+        o
+    };
+    let fill_rows = |(b, row): (usize, &mut [T])| {
+        let o = base_of(b);
+        if sc == 1 {
+            if let Some(src) = v.get(o as usize..o as usize + c) {
+                row.copy_from_slice(src);
+            }
+        } else {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = at(o + j as isize * sc);
+            }
+        }
+    };
+    // Rows i0.. (whole rows of c elements) of the matrix at `o`, a tile of
+    // TILE columns at a time.
+    let fill_band = |o: isize, i0: usize, band: &mut [T]| {
+        let sr = steps[nd - 2];
+        for j0 in (0..c).step_by(TILE) {
+            let j1 = (j0 + TILE).min(c);
+            for (di, dst) in band.chunks_mut(c).enumerate() {
+                let src = o + (i0 + di) as isize * sr;
+                for (j, x) in (j0..j1).zip(&mut dst[j0..j1]) {
+                    *x = at(src + j as isize * sc);
+                }
+            }
+        }
+    };
+    let parallel = n >= COPY_PAR_MIN;
+    if tiled && parallel {
+        out.par_chunks_mut(block).enumerate().for_each(|(b, m)| {
+            let o = base_of(b);
+            m.par_chunks_mut(TILE * c)
+                .enumerate()
+                .for_each(|(t, band)| fill_band(o, t * TILE, band));
+        });
+    } else if tiled {
+        for (b, m) in out.chunks_mut(block).enumerate() {
+            let o = base_of(b);
+            for (t, band) in m.chunks_mut(TILE * c).enumerate() {
+                fill_band(o, t * TILE, band);
+            }
+        }
+    } else if parallel {
+        out.par_chunks_mut(block).enumerate().for_each(fill_rows);
+    } else {
+        out.chunks_mut(block).enumerate().for_each(fill_rows);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,6 +594,52 @@ mod tests {
 
     fn t(v: Vec<f64>, shape: Vec<usize>) -> Tensor {
         Tensor::from_vec(v, shape).expect("valid")
+    }
+
+    /// `contiguous` of views (transposes, permutations of three axes,
+    /// stepped and reversed slices, broadcasts, axes of length 1), small
+    /// and large enough to be copied on several threads, in tiles or by
+    /// rows, against the element-by-element walk of `offsets`.
+    #[test]
+    fn view_copies_match_the_offset_walk() {
+        let base: Vec<i32> = (0..700_000).collect();
+        let x = Tensor::from_vec(base.clone(), vec![700_000]).expect("tensor");
+        let f = Tensor::from_vec(
+            base.iter().map(|&i| i as f32 * 0.5).collect::<Vec<f32>>(),
+            vec![700_000],
+        )
+        .expect("tensor");
+        let layouts: Vec<(Vec<usize>, Vec<isize>, usize)> = vec![
+            (vec![7, 5], vec![1, 7], 0),
+            (vec![300, 700], vec![1, 300], 0),
+            (vec![600, 1000], vec![1, 600], 5),
+            (vec![33, 65], vec![2, 70], 11),
+            (vec![4, 50, 60], vec![3000, 1, 50], 0),
+            (vec![4, 50, 60], vec![1, 240, 4], 0),
+            (vec![60, 4, 50], vec![1, 15000, 60], 7),
+            (vec![2, 1, 300, 1, 400], vec![120_000, 9, 1, 9, 300], 100),
+            (vec![500, 600], vec![600, -1], 599),
+            (vec![400, 700], vec![-700, 1], 399 * 700),
+            (vec![800, 300], vec![0, 1], 3),
+            (vec![300, 800], vec![1, 0], 3),
+            (vec![90_000], vec![7], 1),
+            (vec![3, 1], vec![1, 1], 2),
+        ];
+        for (shape, strides, offset) in layouts {
+            for t in [&x, &f] {
+                let v = t
+                    .with_layout(shape.clone(), strides.clone(), offset)
+                    .expect("view");
+                let want: Vec<u64> = v
+                    .offsets()
+                    .map(|o| v.data.get(o).map_or(u64::MAX, |s| s.to_bits()))
+                    .collect();
+                let got = v.contiguous().expect("copy");
+                assert_eq!(got.shape(), &shape[..]);
+                let got: Vec<u64> = got.scalars().map(|s| s.to_bits()).collect();
+                assert!(got == want, "{:?} {shape:?} {strides:?} +{offset}", t.dtype());
+            }
+        }
     }
 
     fn values(t: &Tensor) -> Vec<f64> {

@@ -164,9 +164,37 @@ fn tri(a: &Args, lower: bool) -> Result<Out, TensorError> {
     }
     let k = a.int("k")?.unwrap_or(0);
     let nd = x.ndim();
-    let mask = triangle(x.shape()[nd - 2], x.shape()[nd - 1], k, lower)?;
-    let zero = Tensor::zeros(Vec::new(), x.dtype())?;
-    select(a.op, &mask, x, &zero).map(Out::Tensor)
+    let (r, c) = (x.shape()[nd - 2], x.shape()[nd - 1]);
+    let x = x.contiguous()?;
+    // Row i keeps the columns j with j − i ≤ k (lower) or j − i ≥ k
+    // (upper): those before `cut(i)`, or those from it on.
+    let cut = |i: usize| {
+        (i as i64)
+            .saturating_add(k)
+            .saturating_add(i64::from(lower))
+            .clamp(0, c as i64) as usize
+    };
+    let data = crate::dispatch!(x.dtype(), T => {
+        let xs = T::slice(x.storage()).unwrap_or(&[]);
+        let out: Vec<T> = super::elementwise::build(x.shape(), #[inline(always)] |s, chunk| {
+            // The chunk's elements a row at a time (c > 0 where there are any).
+            let mut p = s;
+            let end = s + chunk.len();
+            while p < end {
+                let row = p / c;
+                let (j0, j1) = (p - row * c, (end - row * c).min(c));
+                let t = cut(row % r);
+                let dst = chunk.get_mut(p - s..p - s + (j1 - j0)).unwrap_or_default();
+                let src = xs.get(p..p + (j1 - j0)).unwrap_or_default();
+                for (j, (o, &v)) in (j0..j1).zip(dst.iter_mut().zip(src)) {
+                    o.write(if (j < t) == lower { v } else { T::from_f64(0.0) });
+                }
+                p += j1 - j0;
+            }
+        })?;
+        T::into_storage(out)
+    });
+    Tensor::from_storage(data, x.shape().to_vec()).map(Out::Tensor)
 }
 
 pub(super) fn tril(a: &Args) -> Result<Out, TensorError> {
@@ -333,6 +361,12 @@ pub(super) fn nansum(a: &Args) -> Result<Out, TensorError> {
 /// f64 and rounded once; NaN where every element is NaN.
 pub(super) fn nanmean(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
+    if !x.dtype().is_float() {
+        // No NaN to skip: `mean`, whose sum is this one's (each element
+        // widened to the same f32 accumulator, the same order) over the
+        // same count, divided in f64 and rounded once.
+        return reduce(super::reduce::mean, a.op, reduce_slots(a, x)).map(Out::Tensor);
+    }
     let rt = float_result(x.dtype());
     let acc = x.cast(accumulation_dtype(rt))?;
     let s = reduce(
@@ -351,13 +385,6 @@ pub(super) fn nanmax(a: &Args) -> Result<Out, TensorError> {
 
 pub(super) fn nanmin(a: &Args) -> Result<Out, TensorError> {
     super::reduce::nan_extreme(a, false)
-}
-
-/// `count_nonzero(x, axis=all)`: how many elements are nonzero (NaN is), i32.
-pub(super) fn count_nonzero(a: &Args) -> Result<Out, TensorError> {
-    let x = a.tensor("x")?;
-    let nz = x.cast(DType::Bool)?;
-    reduce(super::reduce::sum, a.op, vec![t(&nz), a.get("axis").cloned()]).map(Out::Tensor)
 }
 
 /// The reduced axes named by `axis` (an Int or Ints; every axis when
@@ -576,12 +603,26 @@ fn int_value<S: Element>(e: S) -> i64 {
 /// `limit`, every element of x (an integer) must lie in 0 … limit, or the
 /// first that does not is the error. Typed passes, which vectorise, in
 /// parallel chunks.
+/// The smallest and largest of `v` in its own type (a vectorised min/max
+/// fold), for [`reinterpret`]'s range check; `None` when empty.
+fn extremes<T: Copy + PartialOrd>(v: &[T]) -> Option<(T, T)> {
+    let &first = v.first()?;
+    Some(crate::isa::wide(
+        #[inline(always)]
+        || {
+            v.iter().fold((first, first), |(lo, hi), &e| {
+                (if e < lo { e } else { lo }, if e > hi { e } else { hi })
+            })
+        },
+    ))
+}
+
 fn reinterpret(x: &Tensor, dt: DType, limit: Option<i64>) -> Result<Tensor, TensorError> {
     let c = x.contiguous()?;
     let data = crate::dispatch!(in c.storage(), v => {
-        if let Some(limit) = limit {
+        if let (Some(limit), Some((lo, hi))) = (limit, extremes(v)) {
             let out_of_range = |e: &_| !(0..=limit).contains(&int_value(*e));
-            if v.iter().fold(false, |bad, e| bad | out_of_range(e)) {
+            if out_of_range(&lo) || out_of_range(&hi) {
                 let i = v.iter().find(|e| out_of_range(e)).map_or(0, |e| int_value(*e));
                 return fail(format!("`from_bits`: {i} is not a {dt} bit pattern (0 … {limit})"));
             }
@@ -596,4 +637,59 @@ fn reinterpret(x: &Tensor, dt: DType, limit: Option<i64>) -> Result<Tensor, Tens
         })
     });
     Tensor::from_storage(data, x.shape().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::{call_named, Arg};
+
+    /// `tril` and `triu` against their definition on a batch of matrices
+    /// long enough to be written in parallel chunks that start inside
+    /// rows, for diagonals below, on, above and beyond the matrix, of
+    /// three dtypes, and on a transposed view.
+    #[test]
+    fn triangles_keep_their_side_of_the_diagonal() {
+        let (b, r, c) = (3usize, 70usize, 1001usize);
+        let vals: Vec<f64> = (0..b * r * c).map(|i| (i % 251) as f64 - 125.0).collect();
+        for dt in [DType::F32, DType::I8, DType::Bool] {
+            let x = Tensor::from_vec(vals.clone(), vec![b, r, c])
+                .unwrap()
+                .cast(dt)
+                .unwrap();
+            let xt = Tensor::from_vec(vals.clone(), vec![b, c, r])
+                .unwrap()
+                .cast(dt)
+                .unwrap()
+                .permuted(&[0, 2, 1])
+                .unwrap();
+            for (x, name) in [(&x, "contiguous"), (&xt, "transposed")] {
+                let want_of = |lower: bool, k: i64| -> Vec<u64> {
+                    let src: Vec<u64> = x.scalars().map(|s| s.to_bits()).collect();
+                    (0..b * r * c)
+                        .map(|p| {
+                            let (i, j) = ((p / c % r) as i64, (p % c) as i64);
+                            let keep = if lower { j - i <= k } else { j - i >= k };
+                            if keep {
+                                src[p]
+                            } else {
+                                0
+                            }
+                        })
+                        .collect()
+                };
+                for k in [-5i64, 0, 3, 2000, -2000] {
+                    for (op, lower) in [("tril", true), ("triu", false)] {
+                        let got = match call_named(op, vec![Arg::Tensor(x.clone()), Arg::Int(k)]) {
+                            Ok(Out::Tensor(t)) => t,
+                            other => panic!("{op}: {other:?}"),
+                        };
+                        assert_eq!(got.shape(), &[b, r, c]);
+                        let got: Vec<u64> = got.scalars().map(|s| s.to_bits()).collect();
+                        assert!(got == want_of(lower, k), "{op} k={k} of {dt} ({name})");
+                    }
+                }
+            }
+        }
+    }
 }

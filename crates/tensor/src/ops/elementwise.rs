@@ -292,11 +292,77 @@ fn logical(op: BinaryOp, args: &Args) -> Result<Out, TensorError> {
             Operand::Bool(b) => Ok(Tensor::scalar(Scalar::Bool(b))),
         }
     };
+    if let (Some(Arg::Tensor(a)), Some(Arg::Tensor(b))) = (args.get("a"), args.get("b")) {
+        if a.dtype() == b.dtype() {
+            let shape = broadcast_shapes(a.shape(), b.shape())?;
+            let fused = match a.dtype() {
+                DType::Bool => truths::<bool>(op, a, b, &shape),
+                DType::I8 => truths::<i8>(op, a, b, &shape),
+                DType::I32 => truths::<i32>(op, a, b, &shape),
+                DType::F32 => truths::<f32>(op, a, b, &shape),
+                DType::F64 => truths::<f64>(op, a, b, &shape),
+                // `half`'s comparisons are library code: the casts are
+                // as fast.
+                DType::Bf16 | DType::F16 => None,
+            };
+            if let Some(t) = fused {
+                return t.map(Out::Tensor);
+            }
+        }
+    }
     let (a, b) = (truth("a")?, truth("b")?);
     if !matches!(args.get("a"), Some(Arg::Tensor(_))) && !matches!(args.get("b"), Some(Arg::Tensor(_))) {
         return err(format!("`{}` needs at least one tensor operand", args.op));
     }
     binary(op, Operand::Tensor(&a), Operand::Tensor(&b)).map(Out::Tensor)
+}
+
+/// `x != 0`, the zero a constant: a zero captured by a kernel's closure
+/// is read from memory for every element, since the bool stores might
+/// alias it, and the loop does not vectorise.
+#[inline(always)]
+fn nonzero<T: Element>(x: T) -> bool {
+    x != T::from_f64(0.0)
+}
+
+/// [`logical`] of two tensors of one dtype in one pass, each element taken
+/// as `x != 0` where the operation meets it (the cast to bool, without
+/// writing the two bool tensors first); `None` for an operation that is
+/// not a logical one.
+fn truths<T: Element>(
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+) -> Option<Result<Tensor, TensorError>> {
+    Some(match op {
+        BinaryOp::BitAnd => map2(a, b, shape, |x: T, y: T| nonzero(x) & nonzero(y)),
+        BinaryOp::BitOr => map2(a, b, shape, |x: T, y: T| nonzero(x) | nonzero(y)),
+        BinaryOp::BitXor => map2(a, b, shape, |x: T, y: T| nonzero(x) ^ nonzero(y)),
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::FloorDiv
+        | BinaryOp::Mod
+        | BinaryOp::Pow
+        | BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Le
+        | BinaryOp::Gt
+        | BinaryOp::Ge
+        | BinaryOp::Shl
+        | BinaryOp::Shr
+        | BinaryOp::Maximum
+        | BinaryOp::Minimum
+        | BinaryOp::Fmod
+        | BinaryOp::Copysign
+        | BinaryOp::Nextafter
+        | BinaryOp::Atan2
+        | BinaryOp::Hypot
+        | BinaryOp::Logaddexp => return None,
+    })
 }
 
 pub(super) fn run_logical_and(args: &Args) -> Result<Out, TensorError> {
@@ -313,8 +379,21 @@ pub(super) fn run_logical_xor(args: &Args) -> Result<Out, TensorError> {
 
 /// `logical_not(x)`: true where x is zero.
 pub(super) fn run_logical_not(args: &Args) -> Result<Out, TensorError> {
-    let t = args.tensor("x")?.cast(DType::Bool)?;
-    map1(&t, |a: bool| !a).map(Out::Tensor)
+    let x = args.tensor("x")?;
+    // In one pass where the element's `==` is an instruction (see
+    // `truths`); through the cast to bool for the halves.
+    fn zero<T: Element>(x: &Tensor) -> Result<Tensor, TensorError> {
+        map1(x, |a: T| !nonzero(a))
+    }
+    match x.dtype() {
+        DType::Bool => zero::<bool>(x),
+        DType::I8 => zero::<i8>(x),
+        DType::I32 => zero::<i32>(x),
+        DType::F32 => zero::<f32>(x),
+        DType::F64 => zero::<f64>(x),
+        DType::Bf16 | DType::F16 => map1(&x.cast(DType::Bool)?, |a: bool| !a),
+    }
+    .map(Out::Tensor)
 }
 
 // ---------------------------------------------------------------------------
@@ -548,6 +627,19 @@ trait Flt: Element {
     fn from_bits(b: u64) -> Self;
     /// The sign bit of the pattern.
     const SIGN: u64;
+    /// The pattern of +inf (a larger magnitude is a NaN).
+    const INF: u64;
+    /// The bit a NaN gains when its computation goes through f64 and back
+    /// (the quiet bit, which the conversions set; none for f64 itself).
+    const QUIET: u64;
+    /// `copysign(a, b)` as the f64 computation rounded back gives it, on
+    /// the bits: a's magnitude (a NaN quieted) with b's sign.
+    #[inline(always)]
+    fn copysign_bits(a: Self, b: Self) -> Self {
+        let m = a.bits() & !Self::SIGN;
+        let m = if m > Self::INF { m | Self::QUIET } else { m };
+        Self::from_bits(m | (b.bits() & Self::SIGN))
+    }
     /// The next value after `a` toward `b` in this dtype (C's
     /// `nextafter`): `b` when they are equal (so the sign of a zero `b`
     /// wins), NaN if either is NaN, the smallest subnormal of `b`'s sign
@@ -578,6 +670,8 @@ trait Flt: Element {
 
 impl Flt for f64 {
     const SIGN: u64 = 1 << 63;
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    const QUIET: u64 = 0;
     fn bits(self) -> u64 {
         self.to_bits()
     }
@@ -602,6 +696,8 @@ impl Flt for f64 {
 
 impl Flt for f32 {
     const SIGN: u64 = 1 << 31;
+    const INF: u64 = 0x7f80_0000;
+    const QUIET: u64 = 1 << 22;
     fn bits(self) -> u64 {
         u64::from(self.to_bits())
     }
@@ -663,6 +759,8 @@ impl Flt for f32 {
 
 impl Flt for bf16 {
     const SIGN: u64 = 1 << 15;
+    const INF: u64 = 0x7f80;
+    const QUIET: u64 = 1 << 6;
     fn bits(self) -> u64 {
         u64::from(self.to_bits())
     }
@@ -712,6 +810,8 @@ impl Flt for bf16 {
 
 impl Flt for f16 {
     const SIGN: u64 = 1 << 15;
+    const INF: u64 = 0x7c00;
+    const QUIET: u64 = 1 << 9;
     fn bits(self) -> u64 {
         u64::from(self.to_bits())
     }
@@ -1266,6 +1366,25 @@ fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> 
             guard("integers to negative integer powers are not allowed", |v| {
                 v < T::ZERO
             })?;
+            if x.shape() == shape && y.numel() == 1 {
+                // One exponent for every element: wrapping products are
+                // those of the integers mod 2^bits, associative, so any
+                // chain of them is `wrapping_pow`'s result; the common
+                // small exponents as straight-line products vectorise.
+                let e = only::<T>(y)?;
+                let one = T::wpow(T::ZERO, T::ZERO);
+                return match T::to_i64(e) {
+                    0 => map1(x, |_: T| one),
+                    1 => map1(x, |a: T| a),
+                    2 => map1(x, |a: T| T::wmul(a, a)),
+                    3 => map1(x, |a: T| T::wmul(T::wmul(a, a), a)),
+                    4 => map1(x, |a: T| {
+                        let s = T::wmul(a, a);
+                        T::wmul(s, s)
+                    }),
+                    _ => map1(x, |a: T| T::wpow(a, e)),
+                };
+            }
             map2(x, y, shape, T::wpow)
         }
         BinaryOp::Shl | BinaryOp::Shr => {
@@ -1339,9 +1458,11 @@ fn float_binary<T: Flt>(
         // fmod and copysign are exact in the operands' dtype; the others
         // are computed in f64 and rounded once (spec §5.6).
         BinaryOp::Fmod => map2(x, y, shape, |a: T, b: T| T::round(math::fmod(a.wide(), b.wide()))),
-        BinaryOp::Copysign => map2(x, y, shape, |a: T, b: T| {
-            T::round(math::copysign(a.wide(), b.wide()))
-        }),
+        // Exact: the magnitude of one and the sign of the other, as the
+        // f64 computation rounded back gives them (the test
+        // `copysign_on_bits_is_the_f64_definition` holds every bf16 and f16
+        // pair pattern class to it).
+        BinaryOp::Copysign => map2(x, y, shape, T::copysign_bits),
         BinaryOp::Nextafter => map2(x, y, shape, T::next_after),
         BinaryOp::Atan2 => map2(x, y, shape, |a: T, b: T| {
             T::round(math::atan2(a.wide(), b.wide()))
@@ -2845,6 +2966,215 @@ mod tests {
             let general = binary(BinaryOp::Pow, Operand::Tensor(x), Operand::Tensor(&twos)).unwrap();
             let bits = |t: &Tensor| t.scalars().map(|s| s.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&fast), bits(&general), "{}", x.dtype());
+        }
+    }
+
+    /// `copysign` on the bits against its definition (the f64 copysign of
+    /// the exact values, rounded back): every bf16 and f16 pattern against
+    /// signs of every class (zeros, subnormals, infinities, quiet and
+    /// signalling NaNs), f32 over a sweep and every NaN class, f64 with its
+    /// signalling NaNs kept.
+    #[test]
+    fn copysign_on_bits_is_the_f64_definition() {
+        fn check<T: Flt>(xs: &[T], ys: &[T]) {
+            for &a in xs {
+                for &b in ys {
+                    let want = T::round(math::copysign(a.wide(), b.wide())).bits();
+                    assert_eq!(
+                        T::copysign_bits(a, b).bits(),
+                        want,
+                        "{} {:#x} {:#x}",
+                        T::DTYPE,
+                        a.bits(),
+                        b.bits()
+                    );
+                }
+            }
+        }
+        let signs16 = [
+            0x0000u16, 0x8000, 0x0001, 0x8001, 0x7f80, 0xff80, 0x7c00, 0xfc00, 0x7fc0, 0xffc1, 0x7f81,
+            0xfe01, 0x7c01, 0x3c00, 0xbc00,
+        ];
+        let all_bf16: Vec<bf16> = (0..=u16::MAX).map(bf16::from_bits).collect();
+        let all_f16: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        check(&all_bf16, &signs16.map(bf16::from_bits));
+        check(&all_f16, &signs16.map(f16::from_bits));
+        let mut f32s = f32_sweep();
+        f32s.extend(
+            [
+                0x7f80_0001u32,
+                0xff80_0001,
+                0x7fbf_ffff,
+                0x7fc0_0000,
+                0xffff_ffff,
+                0x7fff_ffff,
+            ]
+            .map(f32::from_bits),
+        );
+        check(
+            &f32s,
+            &[
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                f32::NAN,
+                -f32::NAN,
+                f32::from_bits(0xff80_0001),
+                f32::from_bits(1),
+            ],
+        );
+        let f64s: Vec<f64> = f32s
+            .iter()
+            .map(|&x| f64::from(x) * 1.5)
+            .chain([
+                f64::from_bits(0x7ff0_0000_0000_0001),
+                f64::from_bits(0xfff0_0000_0000_0001),
+                f64::from_bits(0x7ff8_0000_0000_0000),
+                f64::from_bits(1),
+            ])
+            .collect();
+        check(
+            &f64s,
+            &[
+                0.0,
+                -0.0,
+                -1.0,
+                f64::from_bits(0xfff0_0000_0000_0001),
+                f64::from_bits(0x7ff0_0000_0000_0001),
+            ],
+        );
+    }
+
+    /// An integer tensor to one Int exponent (the straight-line products
+    /// for 0 to 4, `wrapping_pow` above) against the general path, an
+    /// exponent tensor of the same values: every i8, and i32 around the
+    /// extremes and the wrapping points, for exponents 0 to 9 and 31.
+    #[test]
+    fn one_integer_exponent_is_the_elementwise_power() {
+        let i8s: Vec<i8> = (i8::MIN..=i8::MAX).collect();
+        let mut i32s: Vec<i32> = (-300..=300).collect();
+        for m in [
+            i32::MIN,
+            i32::MAX,
+            46340,
+            46341,
+            -46341,
+            1290,
+            1291,
+            65536,
+            215,
+            216,
+        ] {
+            i32s.extend([m, m.wrapping_add(1), m.wrapping_sub(1), m.wrapping_neg()]);
+        }
+        let tensors = [
+            Tensor::from_vec(i8s.clone(), vec![i8s.len()]).unwrap(),
+            Tensor::from_vec(i32s.clone(), vec![i32s.len()]).unwrap(),
+            Tensor::from_vec(vec![true, false, true], vec![3]).unwrap(),
+        ];
+        for x in &tensors {
+            for e in (0..=9).chain([31]) {
+                let es = Tensor::full(x.shape().to_vec(), Scalar::F64(f64::from(e)), DType::I32)
+                    .unwrap()
+                    .cast(if x.dtype() == DType::Bool {
+                        DType::I32
+                    } else {
+                        x.dtype()
+                    })
+                    .unwrap();
+                let one = binary(BinaryOp::Pow, Operand::Tensor(x), Operand::Int(i64::from(e))).unwrap();
+                let each = binary(BinaryOp::Pow, Operand::Tensor(x), Operand::Tensor(&es)).unwrap();
+                assert_eq!(one.dtype(), each.dtype(), "{} ** {e}", x.dtype());
+                let bits = |t: &Tensor| t.scalars().map(|s| s.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&one), bits(&each), "{} ** {e}", x.dtype());
+                // And the definition, element by element, in i128.
+                for (s, &v) in one.scalars().zip(&x.to_f64_vec().unwrap()) {
+                    let mut p = 1i128;
+                    for _ in 0..e {
+                        p *= v as i128;
+                        p = if one.dtype() == DType::I8 {
+                            p as i8 as i128
+                        } else {
+                            p as i32 as i128
+                        };
+                    }
+                    assert_eq!(s.to_f64(), p as f64, "{} ** {e} at {v}", x.dtype());
+                }
+            }
+        }
+    }
+
+    /// `logical_and/or/xor/not` of tensors of one dtype in one pass
+    /// against the casts to bool followed by the bool operations, for
+    /// every dtype, with NaN, ±0, infinities and the integer extremes,
+    /// contiguous, broadcast both ways and through a transposed view.
+    #[test]
+    fn one_pass_logical_ops_are_the_casts_then_the_bool_ops() {
+        use crate::ops::{call, Op};
+        let vals = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            0.5,
+            127.0,
+            -128.0,
+            3.0,
+            0.0,
+            2.0,
+        ];
+        let run = |op: Op, args: Vec<&Tensor>| -> Tensor {
+            match call(
+                op,
+                args.into_iter().map(|t| Some(Arg::Tensor(t.clone()))).collect(),
+            ) {
+                Ok(Out::Tensor(t)) => t,
+                _ => panic!("{op} did not give a tensor"),
+            }
+        };
+        let bits = |t: &Tensor| {
+            (
+                t.shape().to_vec(),
+                t.scalars().map(|s| s.to_bits()).collect::<Vec<_>>(),
+            )
+        };
+        for dt in DType::ALL {
+            let x = crate::dispatch!(dt, T => Tensor::from_vec(vals.iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![3, 4]).unwrap());
+            let y = crate::dispatch!(dt, T => Tensor::from_vec(vals.iter().rev().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![3, 4]).unwrap());
+            let row = crate::dispatch!(dt, T => Tensor::from_vec(vals[4..8].iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![4]).unwrap());
+            let col = crate::dispatch!(dt, T => Tensor::from_vec(vals[..3].iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![3, 1]).unwrap());
+            let xt = crate::dispatch!(dt, T => Tensor::from_vec(vals.iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![4, 3]).unwrap())
+                .permuted(&[1, 0])
+                .unwrap();
+            let truth = |t: &Tensor| t.cast(DType::Bool).unwrap();
+            for (a, b) in [
+                (&x, &y),
+                (&x, &row),
+                (&row, &x),
+                (&col, &row),
+                (&xt, &y),
+                (&xt, &col),
+            ] {
+                for (op, bop) in [
+                    (Op::LogicalAnd, BinaryOp::BitAnd),
+                    (Op::LogicalOr, BinaryOp::BitOr),
+                    (Op::LogicalXor, BinaryOp::BitXor),
+                ] {
+                    let want = binary(bop, Operand::Tensor(&truth(a)), Operand::Tensor(&truth(b))).unwrap();
+                    assert_eq!(bits(&run(op, vec![a, b])), bits(&want), "{op} {dt}");
+                }
+            }
+            for a in [&x, &xt, &row] {
+                let want = map1(&truth(a), |v: bool| !v).unwrap();
+                assert_eq!(
+                    bits(&run(Op::LogicalNot, vec![a])),
+                    bits(&want),
+                    "logical_not {dt}"
+                );
+            }
         }
     }
 

@@ -293,7 +293,7 @@ registry! {
     Quantile = "quantile", &[req("x"), req("q"), opt("axis"), opt("keepdim")], false, Rule::Float, P0, Rule, Host::No,
         "the q-th quantile (q in [0, 1], an F64 or a rank-1 tensor whose axis goes first), overall or along `axis`, by NumPy's linear interpolation", reduce::quantile;
     CountNonzero = "count_nonzero", X_AXIS, false, Rule::Index, NONE, None, Host::No,
-        "how many elements are nonzero (NaN counts), overall or along `axis`", derived::count_nonzero;
+        "how many elements are nonzero (NaN counts), overall or along `axis`", reduce::count_nonzero;
     Norm = "norm", &[req("x"), opt("ord"), opt("axis"), opt("keepdim")], false, Rule::Float, P0, Rule, Host::No,
         "the vector norm (ord 1, 2 or inf) of the elements reduced over `axis` as one vector, or the Frobenius norm (ord=\"fro\")", derived::norm;
     Cumsum = "cumsum", CUMSUM, false, Rule::Sum, P0, Rule, Host::No, "running sums along `axis`; acc=fmt rounds every step to a Format", reduce::cumsum;

@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use super::args::{Args, Out};
 use super::shape::{axis_of, packed, reshaped};
 use super::vsort::VectorSort;
-use crate::storage::{try_filled, try_vec, try_zeroed, Element, SharedMut};
+use crate::storage::{try_filled, try_vec, try_zeroed, Element, SharedMut, Storage};
 use crate::tensor::{shape_str, Tensor, TensorError};
 
 fn err<T>(msg: String) -> Result<T, TensorError> {
@@ -41,12 +41,14 @@ fn err<T>(msg: String) -> Result<T, TensorError> {
 // Order keys
 
 /// An unsigned integer that serves as a sort key.
-trait RadixKey: VectorSort {
+pub(super) trait RadixKey: VectorSort {
     const BITS: u32;
     /// The key zero-extended, for digit extraction.
     fn wide(self) -> u64;
     /// The key of the reversed order.
     fn inverted(self) -> Self;
+    /// The key whose [`RadixKey::wide`] is `w` (the low bits of `w`).
+    fn from_wide(w: u64) -> Self;
 }
 
 macro_rules! radix_key {
@@ -61,13 +63,17 @@ macro_rules! radix_key {
             fn inverted(self) -> Self {
                 !self
             }
+            #[inline(always)]
+            fn from_wide(w: u64) -> Self {
+                w as $t
+            }
         }
     )*};
 }
 radix_key!(u8, u16, u32, u64);
 
 /// An element type with an order key.
-trait Ordered: Element {
+pub(super) trait Ordered: Element {
     type K: RadixKey;
     /// The key: unsigned order of keys is the element order of spec §5.5.
     fn key(self) -> Self::K;
@@ -655,6 +661,9 @@ fn element<'a, T: Ordered>(
 /// zeros and NaNs, whose keys are shared, come back from side lists in
 /// input order, which is where a stable sort leaves them.
 fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Scratch<T>) {
+    if counting_sort(lane, out, descending) {
+        return;
+    }
     if T::K::vectorised() {
         if let Some(keys) = T::as_keys(out) {
             sort_lane_in_place(lane, keys, descending, s);
@@ -712,6 +721,152 @@ fn sort_lane<T: Ordered>(lane: &[T], out: &mut [T], descending: bool, s: &mut Sc
     for (o, &k) in out.iter_mut().zip(&s.keys) {
         *o = element(orient(k), &mut zeros, &mut nans);
     }
+}
+
+/// The order keys of `row`, in a vector made fallibly (for [`rank`]).
+pub(super) fn keys_of<T: Ordered>(row: &[T]) -> Result<Vec<T::K>, crate::error::AllocError> {
+    crate::storage::try_collect(row.len(), row.iter().map(|&x| x.key()))
+}
+
+/// The element of rank `k` (from 0) in `sort`'s stable ascending order of
+/// `row`, where −0 and +0 tie and keep their input order: `median` and
+/// `quantile` without sorting. `keys` are the row's keys ([`keys_of`]), in
+/// any order, which this reorders; `sorted` says they are already
+/// ascending, so the rank is read instead of selected. The row holds no
+/// NaN (the callers answer NaN first). `None` when `k` is out of range.
+pub(super) fn rank<T: Ordered>(row: &[T], keys: &mut [T::K], k: usize, sorted: bool) -> Option<T> {
+    if k >= keys.len() {
+        return None;
+    }
+    let km = if sorted {
+        *keys.get(k)?
+    } else {
+        *keys.select_nth_unstable(k).1
+    };
+    if T::group(km).is_none() {
+        return Some(T::unkey(km));
+    }
+    // A shared key (a zero): the tied elements stand in input order, after
+    // every smaller key.
+    let below = if sorted {
+        keys.partition_point(|&x| x < km)
+    } else {
+        keys.iter().filter(|&&x| x < km).count()
+    };
+    row.iter().filter(|&&x| x.key() == km).nth(k - below).copied()
+}
+
+/// Keys spanning fewer values than this are counted instead of sorted.
+const COUNT_SPAN: u64 = 1 << 16;
+/// Lanes shorter than this sort their wider keys (one-byte keys are always
+/// counted); it is also the sample whose span is checked first.
+const COUNT_MIN: usize = 1 << 12;
+
+/// [`sort_lane`] by counting, for keys of one byte (i8, bool) and for lanes
+/// whose keys span fewer than [`COUNT_SPAN`] values (an i32 lane of small
+/// integers): the keys' histogram (a long lane's chunks counted on every
+/// thread and added; four histograms taken in turn, so that runs of one
+/// key do not wait on their own increments), then each key's element
+/// written as many times as it occurs, in key order. Equal keys are equal
+/// elements, so this is the sorted lane. False, touching nothing, when the
+/// keys spread wider (found on a sample first, then on the whole lane) or
+/// a key has a group (zeros and NaNs come from side lists).
+fn counting_sort<T: Ordered>(lane: &[T], out: &mut [T], descending: bool) -> bool {
+    const CHUNK: usize = 1 << 16;
+    let orient = |k: T::K| if descending { k.inverted() } else { k };
+    let span = |part: &[T]| {
+        crate::isa::wide(
+            #[inline(always)]
+            || {
+                part.iter().fold((u64::MAX, 0u64), |(lo, hi), &x| {
+                    let w = orient(x.key()).wide();
+                    (lo.min(w), hi.max(w))
+                })
+            },
+        )
+    };
+    let (lo, hi) = if T::K::BITS == 8 {
+        (0, 255)
+    } else {
+        let Some(sample) = lane.get(..COUNT_MIN) else {
+            return false;
+        };
+        let (lo, hi) = span(sample);
+        if hi - lo >= COUNT_SPAN {
+            return false;
+        }
+        let (lo, hi) = if long_lane(lane.len()) {
+            lane.par_chunks(CHUNK)
+                .map(span)
+                .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)))
+        } else {
+            span(lane)
+        };
+        if hi < lo || hi - lo >= COUNT_SPAN {
+            return false;
+        }
+        (lo, hi)
+    };
+    let bins = (hi - lo + 1) as usize;
+    // Four histograms, the elements of each quad going one to each.
+    let count = |part: &[T]| -> Option<Vec<usize>> {
+        let mut h = vec![0usize; 4 * bins];
+        let mut grouped = false;
+        {
+            let (h01, h23) = h.split_at_mut(2 * bins);
+            let (h0, h1) = h01.split_at_mut(bins);
+            let (h2, h3) = h23.split_at_mut(bins);
+            let mut tally = |hj: &mut [usize], x: T| {
+                let k = x.key();
+                grouped |= T::group(k).is_some();
+                if let Some(c) = hj.get_mut(orient(k).wide().wrapping_sub(lo) as usize) {
+                    *c += 1;
+                }
+            };
+            let mut quads = part.chunks_exact(4);
+            for q in &mut quads {
+                tally(h0, q[0]);
+                tally(h1, q[1]);
+                tally(h2, q[2]);
+                tally(h3, q[3]);
+            }
+            for &x in quads.remainder() {
+                tally(h0, x);
+            }
+        }
+        (!grouped).then_some(h)
+    };
+    let add = |a: Option<Vec<usize>>, b: Option<Vec<usize>>| {
+        let (mut a, b) = (a?, b?);
+        for (x, y) in a.iter_mut().zip(&b) {
+            *x += y;
+        }
+        Some(a)
+    };
+    // One piece per thread, so that there are as many histograms.
+    let hist = if long_lane(lane.len()) {
+        let piece = lane
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(CHUNK);
+        lane.par_chunks(piece).map(count).reduce_with(add).flatten()
+    } else {
+        count(lane)
+    };
+    let Some(hist) = hist else {
+        return false;
+    };
+    let mut at = 0;
+    for b in 0..bins {
+        let c = hist[b] + hist[bins + b] + hist[2 * bins + b] + hist[3 * bins + b];
+        if c > 0 {
+            if let Some(run) = out.get_mut(at..at + c) {
+                run.fill(T::unkey(orient(T::K::from_wide(lo + b as u64))));
+            }
+            at += c;
+        }
+    }
+    true
 }
 
 /// [`sort_lane`] where the vector sort takes the keys: they are built in
@@ -1158,17 +1313,30 @@ fn runs_of<T: Ordered>(sorted: &Tensor) -> Result<(Tensor, Vec<i32>), TensorErro
     let v = sorted
         .as_slice::<T>()
         .ok_or_else(|| TensorError("internal: `unique` sorted into a view".into()))?;
-    let starts = |i: usize| i == 0 || v[i].key() != v[i - 1].key();
-    let m = (0..v.len()).filter(|&i| starts(i)).count();
+    // A run starts at 0 and wherever a key differs from the one before:
+    // the starts counted first (a vectorised pass over neighbouring
+    // pairs), then each run's first element and length.
+    let m = usize::from(!v.is_empty())
+        + crate::isa::wide(
+            #[inline(always)]
+            || {
+                v.windows(2)
+                    .fold(0usize, |n, w| n + usize::from(w[0].key() != w[1].key()))
+            },
+        );
     let mut vals: Vec<T> = try_vec(m)?;
     let mut counts: Vec<i32> = try_vec(m)?;
-    for (i, &e) in v.iter().enumerate() {
-        if starts(i) {
-            vals.push(e);
-            counts.push(1);
-        } else if let Some(c) = counts.last_mut() {
-            *c += 1;
+    let mut start = 0;
+    for (i, w) in v.windows(2).enumerate() {
+        if w[0].key() != w[1].key() {
+            vals.extend(v.get(start).copied());
+            counts.push((i + 1 - start) as i32);
+            start = i + 1;
         }
+    }
+    if let Some(&first) = v.get(start) {
+        vals.push(first);
+        counts.push((v.len() - start) as i32);
     }
     Ok((Tensor::from_vec(vals, vec![m])?, counts))
 }
@@ -1251,22 +1419,77 @@ pub(super) fn bincount(a: &Args) -> Result<Out, TensorError> {
             TensorError(format!("`bincount`: minlength must not be negative, not {min}")),
         ));
     }
-    let v = x.to_f64_vec()?;
-    if let Some(bad) = v.iter().find(|e| **e < 0.0) {
-        return err(format!("`bincount` counts non-negative integers; x holds {bad}"));
-    }
-    if v.len() > i32::MAX as usize {
+    if x.numel() > i32::MAX as usize {
         return err("`bincount`: too many elements for i32 counts".into());
     }
-    let top = v.iter().fold(0usize, |m, &e| m.max(e as usize + 1));
-    let len = top.max(usize::try_from(min).unwrap_or(usize::MAX));
-    let mut counts = try_filled(len, 0i32).map_err(|e| e.for_tensor(crate::dtype::DType::I32, &[len]))?;
-    for e in v {
-        if let Some(c) = counts.get_mut(e as usize) {
-            *c += 1;
+    let min = usize::try_from(min).unwrap_or(usize::MAX);
+    let c = x.contiguous()?;
+    let counts = match c.storage() {
+        Storage::Bool(v) => count_bins(v, min, |e: bool| i32::from(e)),
+        Storage::I8(v) => count_bins(v, min, i32::from),
+        Storage::I32(v) => count_bins(v, min, |e: i32| e),
+        Storage::Bf16(_) | Storage::F16(_) | Storage::F32(_) | Storage::F64(_) => {
+            err("internal error: `bincount` of floats".into())
         }
-    }
+    }?;
+    let len = counts.len();
     Tensor::from_vec(counts, vec![len]).map(Out::Tensor)
+}
+
+/// [`bincount`]'s counts of the integers `v` (each `int(e)`): a pass for
+/// the smallest and the largest (vectorised), then the counting, over
+/// chunks on every thread when the bins are few enough for each thread to
+/// hold its own, their counts added (exact integers, so the split changes
+/// nothing).
+fn count_bins<T: Element>(
+    v: &[T],
+    min: usize,
+    int: impl Fn(T) -> i32 + Sync,
+) -> Result<Vec<i32>, TensorError> {
+    let (lo, hi) = v
+        .iter()
+        .fold((i32::MAX, -1i32), |(lo, hi), &e| (lo.min(int(e)), hi.max(int(e))));
+    if lo < 0 {
+        let bad = v.iter().map(|&e| int(e)).find(|&e| e < 0).unwrap_or(lo);
+        return err(format!("`bincount` counts non-negative integers; x holds {bad}"));
+    }
+    // hi + 1 ≤ 2^31 bins: no overflow in usize.
+    let len = (hi as usize + 1).max(min);
+    let mut counts = try_filled(len, 0i32).map_err(|e| e.for_tensor(crate::dtype::DType::I32, &[len]))?;
+    let count = |counts: &mut [i32], part: &[T]| {
+        for &e in part {
+            if let Some(c) = counts.get_mut(int(e) as usize) {
+                *c += 1;
+            }
+        }
+    };
+    const CHUNK: usize = 1 << 16;
+    let bins = hi as usize + 1;
+    if v.len() >= 4 * CHUNK && bins <= CHUNK {
+        let partial = v
+            .par_chunks(CHUNK)
+            .fold(
+                || vec![0i32; bins],
+                |mut c, part| {
+                    count(&mut c, part);
+                    c
+                },
+            )
+            .reduce_with(|mut a, b| {
+                for (x, y) in a.iter_mut().zip(&b) {
+                    *x += y;
+                }
+                a
+            });
+        if let Some(p) = partial {
+            for (x, y) in counts.iter_mut().zip(&p) {
+                *x += y;
+            }
+        }
+    } else {
+        count(&mut counts, v);
+    }
+    Ok(counts)
 }
 
 /// `nonzero(x)`: the indices of the nonzero elements (NaN is nonzero), one
@@ -1450,6 +1673,221 @@ pub(crate) mod tests {
                 }
             });
         }
+    }
+
+    /// `bincount` on long tensors (counted in chunks on every thread) and
+    /// short ones, of each integer dtype, with and without `minlength`,
+    /// against counting one element at a time; a negative element is an
+    /// error naming it.
+    #[test]
+    fn bincount_counts_every_element_once() {
+        use crate::ops::{call_named, Arg};
+        let mut next = xorshift(0x00c0_ffee_0000_0042u64);
+        let count = |x: Tensor, minlength: Option<i64>| match call_named(
+            "bincount",
+            std::iter::once(Arg::Tensor(x))
+                .chain(minlength.map(Arg::Int))
+                .collect(),
+        ) {
+            Ok(Out::Tensor(t)) => Ok(t.scalars().map(|s| s.to_f64() as i64).collect::<Vec<i64>>()),
+            Ok(other) => panic!("bincount: {other:?}"),
+            Err(e) => Err(e),
+        };
+        for n in [0usize, 1, 1000, (1 << 18) + 7] {
+            for bins in [1u64, 7, 128, 70_000] {
+                let i: Vec<i32> = (0..n).map(|_| (next() % bins) as i32).collect();
+                let mut want = vec![0i64; i.iter().map(|&e| e as usize + 1).max().unwrap_or(0)];
+                for &e in &i {
+                    want[e as usize] += 1;
+                }
+                for minlength in [None, Some(3), Some(200_000)] {
+                    let mut w = want.clone();
+                    w.resize(w.len().max(minlength.unwrap_or(0) as usize), 0);
+                    let x = Tensor::from_vec(i.clone(), vec![n]).expect("tensor");
+                    assert_eq!(count(x, minlength).ok(), Some(w.clone()), "i32 n={n} bins={bins}");
+                    if bins <= 128 {
+                        let x = Tensor::from_vec(i.iter().map(|&e| e as i8).collect::<Vec<i8>>(), vec![n])
+                            .expect("tensor");
+                        assert_eq!(count(x, minlength).ok(), Some(w.clone()), "i8 n={n} bins={bins}");
+                    }
+                    if bins <= 2 || n == 0 {
+                        let x = Tensor::from_vec(i.iter().map(|&e| e == 1).collect::<Vec<bool>>(), vec![n])
+                            .expect("tensor");
+                        assert_eq!(count(x, minlength).ok(), Some(w), "bool n={n} bins={bins}");
+                    }
+                }
+            }
+        }
+        let mut v: Vec<i32> = (0..(1 << 18)).map(|_| (next() % 5) as i32).collect();
+        v[200_000] = -3;
+        let e = count(Tensor::from_vec(v, vec![1 << 18]).expect("tensor"), None)
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.is_some_and(|m| m.contains("x holds -3")));
+    }
+
+    /// `rank` (median's and quantile's selection) against a stable sort,
+    /// for every rank, selected and read from sorted keys, on rows full of
+    /// tied −0 and +0 (whose input order must come back), repeats and
+    /// infinities, for every dtype.
+    #[test]
+    fn rank_is_the_stable_sorts_element() {
+        let mut next = xorshift(0x5151_7777_0101_3333u64);
+        let vals = [
+            0.0,
+            -0.0,
+            1.5,
+            -2.0,
+            0.0,
+            f64::INFINITY,
+            -0.0,
+            f64::NEG_INFINITY,
+            3.0,
+            1.5,
+        ];
+        fn check<T: Ordered>(row: &[T]) {
+            let key = |x: &T| (x.to_f64() + 0.0, 0u8);
+            let mut want = row.to_vec();
+            want.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
+            for sorted in [false, true] {
+                let mut keys = keys_of(row).expect("keys");
+                if sorted {
+                    keys.sort_unstable();
+                }
+                for (k, w) in want.iter().enumerate() {
+                    let got = rank(row, &mut keys, k, sorted).map(|v| v.to_scalar().to_bits());
+                    assert_eq!(
+                        got,
+                        Some(w.to_scalar().to_bits()),
+                        "{} rank {k} of {}, sorted keys {sorted}",
+                        T::DTYPE,
+                        row.len()
+                    );
+                }
+                assert!(rank(row, &mut keys, row.len(), sorted).is_none());
+            }
+        }
+        for n in [1usize, 2, 5, 40, 333] {
+            let v: Vec<f64> = (0..n)
+                .map(|_| vals[(next() % vals.len() as u64) as usize])
+                .collect();
+            check(&v);
+            check(&v.iter().map(|&x| x as f32).collect::<Vec<f32>>());
+            check(&v.iter().map(|&x| bf16::from_f64(x)).collect::<Vec<bf16>>());
+            check(&v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<f16>>());
+            check(
+                &v.iter()
+                    .map(|&x| x.clamp(-100.0, 100.0) as i8)
+                    .collect::<Vec<i8>>(),
+            );
+            check(&v.iter().map(|&x| x.clamp(-1e9, 1e9) as i32).collect::<Vec<i32>>());
+            check(&v.iter().map(|&x| x > 0.0).collect::<Vec<bool>>());
+        }
+    }
+
+    /// `sort` by counting (i8 and bool, and keys of a narrow span)
+    /// against the standard library's sort, ascending and descending, on
+    /// short lanes, on long ones counted in parallel chunks (with a last
+    /// chunk that is not full), with every i8 value or only a few, i32 and
+    /// f32 lanes whose span is or is not narrow (or only in the sample),
+    /// and along each axis of a matrix.
+    #[test]
+    fn counting_sort_of_bytes_is_the_sorted_order() {
+        use crate::ops::{call_named, Arg};
+        let mut next = xorshift(0x0bad_cafe_1234_5678u64);
+        let sorted = |x: Tensor, axis: i64, descending: bool| match call_named(
+            "sort",
+            vec![Arg::Tensor(x), Arg::Int(axis), Arg::Bool(descending)],
+        ) {
+            Ok(Out::Tensor(t)) => t.scalars().map(|s| s.to_f64()).collect::<Vec<f64>>(),
+            other => panic!("sort: {other:?}"),
+        };
+        for len in [0usize, 1, 2, 7, 1000, 2 * PARALLEL_MIN + 12_345] {
+            for spread in [256u64, 3] {
+                let i: Vec<i8> = (0..len).map(|_| (next() % spread) as u8 as i8).collect();
+                let b: Vec<bool> = i.iter().map(|&v| v & 1 == 1).collect();
+                for descending in [false, true] {
+                    let mut want = i.clone();
+                    want.sort();
+                    let mut wb = b.clone();
+                    wb.sort();
+                    if descending {
+                        want.reverse();
+                        wb.reverse();
+                    }
+                    let want: Vec<f64> = want.iter().map(|&v| f64::from(v)).collect();
+                    let wb: Vec<f64> = wb.iter().map(|&v| f64::from(u8::from(v))).collect();
+                    let x = Tensor::from_vec(i.clone(), vec![len]).expect("tensor");
+                    assert!(
+                        sorted(x, -1, descending) == want,
+                        "i8 sort of {len}, descending {descending}"
+                    );
+                    let x = Tensor::from_vec(b.clone(), vec![len]).expect("tensor");
+                    assert!(
+                        sorted(x, -1, descending) == wb,
+                        "bool sort of {len}, descending {descending}"
+                    );
+                }
+            }
+        }
+        // i32 lanes of a narrow span (counted), of a wide one, and narrow in
+        // the first COUNT_MIN keys only (sorted); f32 lanes of a narrow span
+        // of keys, with a zero among them (a group: sorted) and without.
+        for len in [100usize, COUNT_MIN, COUNT_MIN + 1, 2 * PARALLEL_MIN + 999] {
+            for (lo, spread, tail) in [
+                (-100i64, 200u64, 0i64),
+                (500_000_000, 60_000, 0),
+                (-5, 1 << 20, 0),
+                (0, 10, 1 << 30),
+            ] {
+                let i: Vec<i32> = (0..len)
+                    .map(|p| {
+                        let v = lo + (next() % spread) as i64;
+                        (if p == len - 1 { v + tail } else { v }) as i32
+                    })
+                    .collect();
+                for descending in [false, true] {
+                    let mut want = i.clone();
+                    want.sort();
+                    if descending {
+                        want.reverse();
+                    }
+                    let want: Vec<f64> = want.iter().map(|&v| f64::from(v)).collect();
+                    let x = Tensor::from_vec(i.clone(), vec![len]).expect("tensor");
+                    assert!(
+                        sorted(x, -1, descending) == want,
+                        "i32 sort of {len} from {lo} spread {spread}"
+                    );
+                }
+            }
+            for zero in [false, true] {
+                let f: Vec<f32> = (0..len)
+                    .map(|p| {
+                        if zero && p == len / 2 {
+                            -0.0
+                        } else {
+                            f32::from_bits(0x3f80_0000 + (next() % 500) as u32)
+                        }
+                    })
+                    .collect();
+                let mut want = f.clone();
+                want.sort_by(|a, b| a.total_cmp(b));
+                let want: Vec<f64> = want.iter().map(|&v| f64::from(v)).collect();
+                let x = Tensor::from_vec(f, vec![len]).expect("tensor");
+                assert!(sorted(x, -1, false) == want, "f32 sort of {len}, a zero {zero}");
+            }
+        }
+        // Along each axis of a 3 × 5 matrix.
+        let m: Vec<i8> = vec![5, -1, 3, 3, -128, 127, 0, 0, -7, 2, 9, 9, -1, 4, 1];
+        let x = Tensor::from_vec(m.clone(), vec![3, 5]).expect("tensor");
+        assert_eq!(
+            sorted(x.clone(), 1, false),
+            vec![-128.0, -1.0, 3.0, 3.0, 5.0, -7.0, 0.0, 0.0, 2.0, 127.0, -1.0, 1.0, 4.0, 9.0, 9.0]
+        );
+        assert_eq!(
+            sorted(x, 0, true),
+            vec![127.0, 9.0, 3.0, 4.0, 2.0, 9.0, 0.0, 0.0, 3.0, 1.0, 5.0, -1.0, -1.0, -7.0, -128.0]
+        );
     }
 
     /// `sort` of f64 (64-bit keys) and i32 against stable sorts written
