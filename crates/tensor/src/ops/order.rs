@@ -764,9 +764,9 @@ const COUNT_MIN: usize = 1 << 12;
 
 /// [`sort_lane`] by counting, for keys of one byte (i8, bool) and for lanes
 /// whose keys span fewer than [`COUNT_SPAN`] values (an i32 lane of small
-/// integers): the keys' histogram (a long lane's chunks counted on every
-/// thread and added; four histograms taken in turn, so that runs of one
-/// key do not wait on their own increments), then each key's element
+/// integers): the keys' histogram (a long lane counted in one piece per
+/// thread and the counts added; four histograms taken in turn, so that
+/// runs of one key do not wait on their own increments), then each key's element
 /// written as many times as it occurs, in key order. Equal keys are equal
 /// elements, so this is the sorted lane. False, touching nothing, when the
 /// keys spread wider (found on a sample first, then on the whole lane) or
@@ -1294,7 +1294,7 @@ fn value_order(a: f64, b: f64) -> std::cmp::Ordering {
 /// one value per run of equal order keys — the run's first element, so of
 /// -0 and +0 the one met first, and of the NaNs (which collapse to one,
 /// last) the first NaN.
-fn runs(x: &Tensor) -> Result<(Tensor, Vec<i32>), TensorError> {
+fn runs(x: &Tensor, with_counts: bool) -> Result<(Tensor, Vec<i32>), TensorError> {
     if x.numel() > i32::MAX as usize {
         return err(format!(
             "`unique`: {} elements are too many for i32 counts",
@@ -1304,12 +1304,12 @@ fn runs(x: &Tensor) -> Result<(Tensor, Vec<i32>), TensorError> {
     let flat = reshaped(x, vec![x.numel()])?;
     let l = lanes("unique", &flat, 0)?;
     let sorted = dispatch(&SortOp { descending: false }, &flat, &l)?;
-    crate::dispatch!(sorted.dtype(), T => runs_of::<T>(&sorted))
+    crate::dispatch!(sorted.dtype(), T => runs_of::<T>(&sorted, with_counts))
 }
 
 /// The runs of equal keys of a sorted rank-1 tensor: each run's first
-/// element and length.
-fn runs_of<T: Ordered>(sorted: &Tensor) -> Result<(Tensor, Vec<i32>), TensorError> {
+/// element and (`with_counts`; none otherwise) its length.
+fn runs_of<T: Ordered>(sorted: &Tensor, with_counts: bool) -> Result<(Tensor, Vec<i32>), TensorError> {
     let v = sorted
         .as_slice::<T>()
         .ok_or_else(|| TensorError("internal: `unique` sorted into a view".into()))?;
@@ -1325,18 +1325,22 @@ fn runs_of<T: Ordered>(sorted: &Tensor) -> Result<(Tensor, Vec<i32>), TensorErro
             },
         );
     let mut vals: Vec<T> = try_vec(m)?;
-    let mut counts: Vec<i32> = try_vec(m)?;
+    let mut counts: Vec<i32> = try_vec(if with_counts { m } else { 0 })?;
     let mut start = 0;
     for (i, w) in v.windows(2).enumerate() {
         if w[0].key() != w[1].key() {
             vals.extend(v.get(start).copied());
-            counts.push((i + 1 - start) as i32);
+            if with_counts {
+                counts.push((i + 1 - start) as i32);
+            }
             start = i + 1;
         }
     }
     if let Some(&first) = v.get(start) {
         vals.push(first);
-        counts.push((v.len() - start) as i32);
+        if with_counts {
+            counts.push((v.len() - start) as i32);
+        }
     }
     Ok((Tensor::from_vec(vals, vec![m])?, counts))
 }
@@ -1345,14 +1349,14 @@ fn runs_of<T: Ordered>(sorted: &Tensor) -> Result<(Tensor, Vec<i32>), TensorErro
 /// one, last (NumPy's `equal_nan=True`).
 pub(super) fn unique(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
-    let (vals, _) = runs(x)?;
+    let (vals, _) = runs(x, false)?;
     Ok(Out::Tensor(vals))
 }
 
 /// `unique_counts(x) -> (values, counts)`, the counts i32.
 pub(super) fn unique_counts(a: &Args) -> Result<Out, TensorError> {
     let x = a.tensor("x")?;
-    let (vals, counts) = runs(x)?;
+    let (vals, counts) = runs(x, true)?;
     let n = counts.len();
     Ok(Out::Tuple(vec![vals, Tensor::from_vec(counts, vec![n])?]))
 }

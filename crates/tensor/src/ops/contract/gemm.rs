@@ -76,12 +76,9 @@ impl<T: Element<Acc = C>, C: Kernels> Panels<C> for Strided<'_, T> {
         // Offsets below stay inside `data`: the layout came from a tensor
         // view whose bounds `Tensor::with_layout` checked.
         if self.st == 1 {
-            for (p, row) in out.chunks_exact_mut(w).enumerate().take(kc) {
-                let start = (base + p as isize * self.sp) as usize;
-                let (valid, pad) = row.split_at_mut(nt);
-                widen_into(valid, &self.data[start..start + nt]);
-                pad.fill(C::ZERO);
-            }
+            // Runs along t are contiguous: `pack_panels`' row copy, for
+            // one panel.
+            self.pack_panels(batch, t0, nt, p0, kc, w, out);
         } else if self.sp == 1 && nt == w {
             // Each t's run along p is contiguous (a row-major A): the rows
             // are read side by side, so `out` is written in order.
@@ -129,8 +126,11 @@ impl<T: Element<Acc = C>, C: Kernels> Panels<C> for Strided<'_, T> {
 }
 
 impl<T: Element<Acc = C>, C: Kernels> Strided<'_, T> {
-    /// The general pack: each t walked along p, so a row-major A is read
-    /// contiguously (its panel is written `w` apart).
+    /// The general pack: each t walked along p, its panel written `w`
+    /// apart. The fallback for what `pack_panels`' row copy (runs along t
+    /// contiguous) and `pack_rows` (a full panel of a width it has, runs
+    /// along p contiguous) do not take: a partial panel of a row-major A,
+    /// other widths, any other layout.
     fn pack_by_t(&self, base: isize, nt: usize, kc: usize, w: usize, out: &mut [C]) {
         for t in 0..nt {
             let start = base + t as isize * self.st;
