@@ -604,8 +604,9 @@ fn int_value<S: Element>(e: S) -> i64 {
 /// first that does not is the error. Typed passes, which vectorise, in
 /// parallel chunks.
 /// The smallest and largest of `v` in its own type (a vectorised min/max
-/// fold), for [`reinterpret`]'s range check; `None` when empty.
-fn extremes<T: Copy + PartialOrd>(v: &[T]) -> Option<(T, T)> {
+/// fold), for range checks ([`reinterpret`], `shape::gather_rows`); `None`
+/// when empty.
+pub(super) fn extremes<T: Copy + PartialOrd>(v: &[T]) -> Option<(T, T)> {
     let &first = v.first()?;
     Some(crate::isa::wide(
         #[inline(always)]

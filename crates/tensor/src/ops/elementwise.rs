@@ -335,33 +335,15 @@ fn truths<T: Element>(
     b: &Tensor,
     shape: &[usize],
 ) -> Option<Result<Tensor, TensorError>> {
-    Some(match op {
-        BinaryOp::BitAnd => map2(a, b, shape, |x: T, y: T| nonzero(x) & nonzero(y)),
-        BinaryOp::BitOr => map2(a, b, shape, |x: T, y: T| nonzero(x) | nonzero(y)),
-        BinaryOp::BitXor => map2(a, b, shape, |x: T, y: T| nonzero(x) ^ nonzero(y)),
-        BinaryOp::Add
-        | BinaryOp::Sub
-        | BinaryOp::Mul
-        | BinaryOp::Div
-        | BinaryOp::FloorDiv
-        | BinaryOp::Mod
-        | BinaryOp::Pow
-        | BinaryOp::Eq
-        | BinaryOp::Ne
-        | BinaryOp::Lt
-        | BinaryOp::Le
-        | BinaryOp::Gt
-        | BinaryOp::Ge
-        | BinaryOp::Shl
-        | BinaryOp::Shr
-        | BinaryOp::Maximum
-        | BinaryOp::Minimum
-        | BinaryOp::Fmod
-        | BinaryOp::Copysign
-        | BinaryOp::Nextafter
-        | BinaryOp::Atan2
-        | BinaryOp::Hypot
-        | BinaryOp::Logaddexp => return None,
+    // Compared, not matched: only three operators have a one-pass form.
+    Some(if op == BinaryOp::BitAnd {
+        map2(a, b, shape, |x: T, y: T| nonzero(x) & nonzero(y))
+    } else if op == BinaryOp::BitOr {
+        map2(a, b, shape, |x: T, y: T| nonzero(x) | nonzero(y))
+    } else if op == BinaryOp::BitXor {
+        map2(a, b, shape, |x: T, y: T| nonzero(x) ^ nonzero(y))
+    } else {
+        return None;
     })
 }
 

@@ -676,13 +676,9 @@ fn gather_rows(x: &Tensor, idx: &Tensor, ax: usize) -> Result<Option<Tensor>, Te
         return Ok(None);
     }
     let (c, k) = (x.shape()[last], idx.shape()[last]);
-    let (lo, hi) = crate::isa::wide(
-        #[inline(always)]
-        || {
-            ids.iter()
-                .fold((0i32, -1i32), |(lo, hi), &i| (lo.min(i), hi.max(i)))
-        },
-    );
+    let Some((lo, hi)) = super::derived::extremes(ids) else {
+        return Ok(None);
+    };
     if lo < 0 || hi as i64 >= c as i64 || k == 0 {
         return Ok(None);
     }
