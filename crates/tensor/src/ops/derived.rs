@@ -603,25 +603,10 @@ fn int_value<S: Element>(e: S) -> i64 {
 /// `limit`, every element of x (an integer) must lie in 0 … limit, or the
 /// first that does not is the error. Typed passes, which vectorise, in
 /// parallel chunks.
-/// The smallest and largest of `v` in its own type (a vectorised min/max
-/// fold), for range checks ([`reinterpret`], `shape::gather_rows`); `None`
-/// when empty.
-pub(super) fn extremes<T: Copy + PartialOrd>(v: &[T]) -> Option<(T, T)> {
-    let &first = v.first()?;
-    Some(crate::isa::wide(
-        #[inline(always)]
-        || {
-            v.iter().fold((first, first), |(lo, hi), &e| {
-                (if e < lo { e } else { lo }, if e > hi { e } else { hi })
-            })
-        },
-    ))
-}
-
 fn reinterpret(x: &Tensor, dt: DType, limit: Option<i64>) -> Result<Tensor, TensorError> {
     let c = x.contiguous()?;
     let data = crate::dispatch!(in c.storage(), v => {
-        if let (Some(limit), Some((lo, hi))) = (limit, extremes(v)) {
+        if let (Some(limit), Some((lo, hi))) = (limit, super::shape::extremes(v)) {
             let out_of_range = |e: &_| !(0..=limit).contains(&int_value(*e));
             if out_of_range(&lo) || out_of_range(&hi) {
                 let i = v.iter().find(|e| out_of_range(e)).map_or(0, |e| int_value(*e));

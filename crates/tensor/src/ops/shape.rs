@@ -661,6 +661,21 @@ pub(super) fn gather(a: &Args) -> Result<Out, TensorError> {
     .map(Out::Tensor)
 }
 
+/// The smallest and largest of `v` in its own type (a vectorised min/max
+/// fold), for range checks ([`gather_rows`], `derived::reinterpret`); `None`
+/// when empty.
+pub(super) fn extremes<T: Copy + PartialOrd>(v: &[T]) -> Option<(T, T)> {
+    let &first = v.first()?;
+    Some(crate::isa::wide(
+        #[inline(always)]
+        || {
+            v.iter().fold((first, first), |(lo, hi), &e| {
+                (if e < lo { e } else { lo }, if e > hi { e } else { hi })
+            })
+        },
+    ))
+}
+
 /// [`gather`] along the last axis of a row-major `x` by a row-major i32
 /// index with `x`'s other axes, every value in range: each output row
 /// reads the same row of `x`, on several threads for a large index, with
@@ -676,7 +691,7 @@ fn gather_rows(x: &Tensor, idx: &Tensor, ax: usize) -> Result<Option<Tensor>, Te
         return Ok(None);
     }
     let (c, k) = (x.shape()[last], idx.shape()[last]);
-    let Some((lo, hi)) = super::derived::extremes(ids) else {
+    let Some((lo, hi)) = extremes(ids) else {
         return Ok(None);
     };
     if lo < 0 || hi as i64 >= c as i64 || k == 0 {
