@@ -26,7 +26,9 @@ OpenBLAS by `OPENBLAS_CORETYPE=Haswell`, torch by
 `--write` fills the `ops-matrix-avx2` markers instead: the paths an
 AVX2-only machine runs, on this machine's cores, caches and clock). Without
 `--write` the table goes to stdout. Raw results go to
-target/bench-matrix/results.json, the generated twill programs to
+target/bench-matrix/results.json (results-only.json for a run with
+`--only` and without `--update`, which leaves the full results for the
+next `--update` as they are), the generated twill programs to
 target/bench-matrix/ (never to benches/).
 
 How it works. At start-up every (operation, dtype) candidate is run once at
@@ -1448,7 +1450,10 @@ def main():
     if args.update:
         cases, rejected, m, sizes = merge_old(cases, rejected, set(pairs), {c.id for c in cands}, m)
     text = markdown(cases, rejected, m, sizes)
-    with open(os.path.join(OUT_DIR, "table.md"), "w") as f:
+    # A partial run (`--only` without `--update`) keeps its results apart, so
+    # that it does not replace the full results a later `--update` merges into.
+    stem = "only" if args.only and not args.update else ""
+    with open(os.path.join(OUT_DIR, f"table{'-' + stem if stem else ''}.md"), "w") as f:
         f.write(text)
     results = {
         "meta": m,
@@ -1465,7 +1470,7 @@ def main():
         ],
         "twill_rejects": [{"op": k, "dtype": dt, "error": e} for (k, dt), e in sorted(rejected.items())],
     }
-    with open(os.path.join(OUT_DIR, "results.json"), "w") as f:
+    with open(os.path.join(OUT_DIR, f"results{'-' + stem if stem else ''}.json"), "w") as f:
         json.dump(results, f, indent=1)
     if args.write:
         if not write_doc(text):

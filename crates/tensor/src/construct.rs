@@ -17,7 +17,10 @@
 //! elements in parallel chunks, each starting its stream at its own
 //! position, and round each block to the dtype as it is made: the same
 //! elements as the one-word-after-another loop (a test compares them), for
-//! every thread count.
+//! every thread count. `randint` does the same up to the first word its
+//! rejection step refuses (found first, in parallel; for a small range
+//! there is almost never one), and draws the positions after it one after
+//! another.
 
 use std::mem::MaybeUninit;
 
@@ -296,13 +299,47 @@ pub fn randint(lo: i64, hi: i64, shape: Vec<usize>, dtype: DType, seed: u64) -> 
     let n = numel_of(&shape)?;
     check_len(n)?;
     let range = hi.abs_diff(lo);
-    let mut g = SplitMix64::new(seed);
-    let values = try_collect(
-        n,
-        (0..n).map(|_| (lo as i128 + below(&mut g, range) as i128) as f64),
-    )
-    .map_err(|e| e.for_tensor(DType::F64, &shape))?;
-    from_f64s(values, shape, dtype)
+    let threshold = range.wrapping_neg() % range;
+    let accepted = |w: u64| -> Option<u64> {
+        let m = u128::from(w) * u128::from(range);
+        ((m as u64) >= threshold).then_some((m >> 64) as u64)
+    };
+    // Until the stream's first rejected word, position i draws word i; a
+    // rejection (probability below range / 2^64 per word) shifts every
+    // later position, which are then drawn one after another as `below`
+    // draws them. `first` is that word's position, n when there is none.
+    let first = if threshold == 0 {
+        n
+    } else {
+        // Pieces searched in parallel, each by a plain loop over its words
+        // (rayon's `find_first` per element cost more than the draws).
+        (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .filter_map(|c| {
+                let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(n));
+                let mut g = SplitMix64::at(seed, start as u64);
+                (start..end).find(|_| accepted(g.next_u64()).is_none())
+            })
+            .min()
+            .unwrap_or(n)
+    };
+    let mut g = SplitMix64::at(seed, first as u64);
+    let tail: Vec<u64> = try_collect(n - first, (first..n).map(|_| below(&mut g, range)))
+        .map_err(|e| e.for_tensor(DType::F64, &shape))?;
+    // Every value lies in [lo, hi), which `dtype` holds exactly (so within
+    // ±2^53, an i64 and an exact f64), and its rounding to `dtype` is exact.
+    let value = |r: u64| lo.wrapping_add(r as i64) as f64;
+    computed(shape, dtype, |start, vals| {
+        let mut g = SplitMix64::at(seed, start as u64);
+        for (i, v) in vals.iter_mut().enumerate() {
+            let at = start + i;
+            *v = if at < first {
+                value(accepted(g.next_u64()).unwrap_or(0))
+            } else {
+                value(tail[at - first])
+            };
+        }
+    })
 }
 
 /// `permutation(n)`: 0 … n−1 shuffled by Fisher–Yates (from the last
@@ -469,6 +506,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `randint` against the one-draw-after-another loop of `below`, on one
+    /// and four threads: small ranges (no rejected word in practice), a
+    /// power of two (none possible), and a range near 2^54 / 1.0005 whose
+    /// rejection threshold is about half the range, so that about one
+    /// word in 2,000 is refused and every later position shifts.
+    #[test]
+    fn randint_is_the_serial_rejection_stream() {
+        let serial = |lo: i64, hi: i64, n: usize, seed: u64| -> Vec<f64> {
+            let mut g = SplitMix64::new(seed);
+            (0..n)
+                .map(|_| (lo as i128 + below(&mut g, hi.abs_diff(lo)) as i128) as f64)
+                .collect()
+        };
+        let big = (u128::from(u64::MAX) * 2 / 2049) as i64;
+        let lo = -(1i64 << 53);
+        let mut refused = 0;
+        for pool in crate::ops::order::tests::one_and_four_threads() {
+            pool.install(|| {
+                for (lo, hi, dt) in [
+                    (-100, 100, DType::I8),
+                    (0, 2, DType::Bool),
+                    (-7, 1 << 20, DType::I32),
+                    (i64::from(i32::MIN), i64::from(i32::MAX) + 1, DType::I32),
+                    (-256, 256, DType::Bf16),
+                    (lo, lo + big, DType::F64),
+                ] {
+                    let range = hi.abs_diff(lo);
+                    for (n, seed) in [(1, 0), (1000, 5), (200_003, 11)] {
+                        let want = serial(lo, hi, n, seed);
+                        let got = vals(&randint(lo, hi, vec![n], dt, seed).expect("randint"));
+                        assert_eq!(got, want, "randint({lo}, {hi}) {dt} n={n} seed={seed}");
+                        refused += (0..n as u64)
+                            .filter(|&i| {
+                                let w = SplitMix64::at(seed, i).next_u64();
+                                ((u128::from(w) * u128::from(range)) as u64) < range.wrapping_neg() % range
+                            })
+                            .count();
+                    }
+                }
+            });
+        }
+        // The big range's words were refused, so its shifted tail was tested.
+        assert!(refused > 100, "{refused}");
     }
 
     #[test]

@@ -256,8 +256,11 @@ pub(super) fn trace(a: &Args) -> Result<Out, TensorError> {
             shape_str(x.shape())
         ));
     }
-    let (rows, cols) = diagonal(x.shape()[0], x.shape()[1], 0)?;
-    let d = x.index(&[IndexItem::Tensor(rows), IndexItem::Tensor(cols)])?;
+    // The diagonal as a strided view of x's storage (no index tensors, no
+    // gather): element i at offset + i·(stride₀ + stride₁).
+    let k = x.shape()[0].min(x.shape()[1]);
+    let step = x.strides()[0].saturating_add(x.strides()[1]);
+    let d = x.with_layout(vec![k], vec![step], x.offset())?;
     reduce(super::reduce::sum, a.op, vec![t(&d)]).map(Out::Tensor)
 }
 
@@ -629,6 +632,43 @@ fn reinterpret(x: &Tensor, dt: DType, limit: Option<i64>) -> Result<Tensor, Tens
 mod tests {
     use super::*;
     use crate::ops::{call_named, Arg};
+
+    /// `trace` through the strided diagonal view against `sum` of the
+    /// diagonal gathered by index, for every dtype, on square, wide, tall
+    /// and empty matrices and on transposed and sliced views.
+    #[test]
+    fn trace_is_the_sum_of_the_gathered_diagonal() {
+        let bits = |o: Out| match o {
+            Out::Tensor(t) => (t.dtype(), t.scalars().map(|v| v.to_bits()).collect::<Vec<_>>()),
+            _ => panic!("no tensor"),
+        };
+        for dt in DType::ALL {
+            for (r, c) in [(5, 5), (3, 7), (8, 2), (0, 4), (4, 0), (300, 300)] {
+                let vals: Vec<f64> = (0..r * c).map(|i| ((i * 7919) % 23) as f64 - 11.5).collect();
+                let x = crate::dispatch!(dt, T => Tensor::from_vec(vals.iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![r, c]).unwrap());
+                let mut views = vec![x.clone(), x.permuted(&[1, 0]).unwrap()];
+                if r > 1 && c > 1 {
+                    views.push(
+                        x.index(&[
+                            IndexItem::Slice(Some(1), None, None),
+                            IndexItem::Slice(None, None, Some(2)),
+                        ])
+                        .unwrap(),
+                    );
+                }
+                for v in views {
+                    let (rr, cc) = (v.shape()[0], v.shape()[1]);
+                    let (rows, cols) = diagonal(rr, cc, 0).unwrap();
+                    let d = v
+                        .index(&[IndexItem::Tensor(rows), IndexItem::Tensor(cols)])
+                        .unwrap();
+                    let want = bits(call_named("sum", vec![Arg::Tensor(d)]).unwrap());
+                    let got = bits(call_named("trace", vec![Arg::Tensor(v.clone())]).unwrap());
+                    assert_eq!(got, want, "trace {dt} {:?} strides {:?}", v.shape(), v.strides());
+                }
+            }
+        }
+    }
 
     /// `tril` and `triu` against their definition on a batch of matrices
     /// long enough to be written in parallel chunks that start inside

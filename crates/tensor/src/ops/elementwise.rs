@@ -550,6 +550,17 @@ pub fn binary(op: BinaryOp, a: Operand, b: Operand) -> Result<Tensor, TensorErro
     // integers promote to f32). Their operands meet in `dt` first, so a
     // weak Int must still fit there.
     let ct = if op.float_only() { float_result(dt) } else { dt };
+    if op == BinaryOp::Div && matches!(dt, DType::I8 | DType::I32) {
+        // An integer quotient in one pass: each operand's cast to f32 (exact
+        // for i8, one rounding for i32) made where the division reads it,
+        // without the two f32 tensors; f32's division is `a / b`.
+        let (x, y) = (operand_as(&a, dt)?, operand_as(&b, dt)?);
+        return if dt == DType::I8 {
+            map2(&x, &y, &shape, |a: i8, b: i8| f32::from(a) / f32::from(b))
+        } else {
+            map2(&x, &y, &shape, |a: i32, b: i32| a as f32 / b as f32)
+        };
+    }
     let x = operand_as(&a, dt)?.cast(ct)?;
     let y = operand_as(&b, dt)?.cast(ct)?;
     match ct {
@@ -942,6 +953,41 @@ trait Int: Element + Ord {
     fn xor(a: Self, b: Self) -> Self;
 }
 
+/// The f64 quotient a / b of two integers of at most 2^31 in magnitude
+/// (b not 0), whose floor and truncation are the exact quotient's: where
+/// a / b is an integer the f64 is it, and otherwise a / b lies at least
+/// 1/|b| from every integer while the rounding moves it by at most
+/// |a / b|·2^-53 ≤ 2^-22/|b|, so it stays between the same two integers.
+#[inline(always)]
+fn exact_quotient(a: f64, b: f64) -> f64 {
+    a / b
+}
+
+/// An integral quotient of [`exact_quotient`], in −2^31 … 2^31, wrapped
+/// into i8 or i32 as the wrapping division wraps MIN / −1 (2^31, the one
+/// value beyond i32, saturates to MAX and the added 1 wraps it to MIN).
+#[inline(always)]
+fn from_quotient<T: WrapFrom>(q: f64) -> T {
+    T::wrap((q as i32).wrapping_add(i32::from(q >= 2_147_483_648.0)))
+}
+
+/// An i32 wrapped into a narrower or equal integer type.
+trait WrapFrom {
+    fn wrap(v: i32) -> Self;
+}
+impl WrapFrom for i8 {
+    #[inline(always)]
+    fn wrap(v: i32) -> i8 {
+        v as i8
+    }
+}
+impl WrapFrom for i32 {
+    #[inline(always)]
+    fn wrap(v: i32) -> i32 {
+        v
+    }
+}
+
 macro_rules! int_impl {
     ($t:ty) => {
         impl Int for $t {
@@ -970,29 +1016,23 @@ macro_rules! int_impl {
             fn signum(a: $t) -> $t {
                 a.signum()
             }
+            // Through the f64 quotient, which vectorises where the integer
+            // division instruction does not: see [`exact_quotient`].
             #[inline(always)]
             fn floor_div(a: $t, b: $t) -> $t {
-                // MIN / -1 wraps to MIN and leaves remainder 0.
-                let q = a.wrapping_div(b);
-                let r = a.wrapping_rem(b);
-                if r != 0 && ((r < 0) != (b < 0)) {
-                    q.wrapping_sub(1)
-                } else {
-                    q
-                }
+                from_quotient(exact_quotient(a.into(), b.into()).floor())
             }
             #[inline(always)]
             fn floor_mod(a: $t, b: $t) -> $t {
-                let r = a.wrapping_rem(b);
-                if r != 0 && ((r < 0) != (b < 0)) {
-                    r.wrapping_add(b)
-                } else {
-                    r
-                }
+                let (a, b) = (f64::from(a), f64::from(b));
+                // Exact: q·b (at most 2^32 in magnitude) and a − q·b (less
+                // than |b|) are integers an f64 holds.
+                (a - exact_quotient(a, b).floor() * b) as $t
             }
             #[inline(always)]
             fn trunc_mod(a: $t, b: $t) -> $t {
-                a.wrapping_rem(b)
+                let (a, b) = (f64::from(a), f64::from(b));
+                (a - exact_quotient(a, b).trunc() * b) as $t
             }
             fn to_i64(self) -> i64 {
                 i64::from(self)
@@ -1314,6 +1354,15 @@ fn bool_binary(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> Result<
 /// the checks that make integer `//`, `%`, `**` and shifts errors rather
 /// than wrong answers.
 fn any_element<T: Element>(t: &Tensor, p: impl Fn(T) -> bool) -> Result<bool, TensorError> {
+    if let Some(v) = t.as_slice::<T>() {
+        // Blocks tested in full, branch-free, so that the test vectorises.
+        return Ok(v.chunks(4096).any(|block| {
+            crate::isa::wide(
+                #[inline(always)]
+                || block.iter().fold(false, |a, &e| a | p(e)),
+            )
+        }));
+    }
     let s = typed::<T>(t)?;
     Ok(t.offsets().any(|o| s.get(o).is_some_and(|&v| p(v))))
 }
@@ -1322,32 +1371,41 @@ fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> 
     // A divisor, exponent or shift count that is never used (an empty
     // result) cannot make the operation fail.
     let used = numel_of(shape)? > 0;
-    let guard = |what: &str, p: fn(T) -> bool| -> Result<(), TensorError> {
+    // A closure of its own type per check, so that the block test inlines it.
+    fn guard<T: Element>(
+        used: bool,
+        y: &Tensor,
+        what: &str,
+        p: impl Fn(T) -> bool,
+    ) -> Result<(), TensorError> {
         if used && any_element::<T>(y, p)? {
             return err(what.to_string());
         }
         Ok(())
-    };
+    }
     match op {
         BinaryOp::Add => map2(x, y, shape, T::wadd),
         BinaryOp::Sub => map2(x, y, shape, T::wsub),
         BinaryOp::Mul => map2(x, y, shape, T::wmul),
         BinaryOp::FloorDiv => {
-            guard("integer division by zero", |v| v == T::ZERO)?;
+            guard(used, y, "integer division by zero", |v: T| v == T::ZERO)?;
             map2(x, y, shape, T::floor_div)
         }
         BinaryOp::Mod => {
-            guard("integer modulo by zero", |v| v == T::ZERO)?;
+            guard(used, y, "integer modulo by zero", |v: T| v == T::ZERO)?;
             map2(x, y, shape, T::floor_mod)
         }
         BinaryOp::Fmod => {
-            guard("integer `fmod` by zero", |v| v == T::ZERO)?;
+            guard(used, y, "integer `fmod` by zero", |v: T| v == T::ZERO)?;
             map2(x, y, shape, T::trunc_mod)
         }
         BinaryOp::Pow => {
-            guard("integers to negative integer powers are not allowed", |v| {
-                v < T::ZERO
-            })?;
+            guard(
+                used,
+                y,
+                "integers to negative integer powers are not allowed",
+                |v: T| v < T::ZERO,
+            )?;
             if x.shape() == shape && y.numel() == 1 {
                 // One exponent for every element: wrapping products are
                 // those of the integers mod 2^bits, associative, so any
@@ -1370,7 +1428,7 @@ fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> 
             map2(x, y, shape, T::wpow)
         }
         BinaryOp::Shl | BinaryOp::Shr => {
-            guard("negative shift count", |v| v < T::ZERO)?;
+            guard(used, y, "negative shift count", |v: T| v < T::ZERO)?;
             if op == BinaryOp::Shl {
                 map2(x, y, shape, T::shl)
             } else {
@@ -1404,8 +1462,8 @@ fn int_binary<T: Int>(op: BinaryOp, x: &Tensor, y: &Tensor, shape: &[usize]) -> 
 }
 
 /// Whether `y` is one element equal to 2.
-fn is_two<T: Flt>(y: &Tensor) -> bool {
-    y.numel() == 1 && only::<T>(y).is_ok_and(|b| b.wide() == 2.0)
+fn is_exponent<T: Flt>(y: &Tensor, k: f64) -> bool {
+    y.numel() == 1 && only::<T>(y).is_ok_and(|b| b.wide() == k)
 }
 
 fn float_binary<T: Flt>(
@@ -1433,7 +1491,29 @@ fn float_binary<T: Flt>(
         // `squaring_is_pow_of_two_bit_for_bit` holds every NaN pattern of
         // bf16, f16 and f32 and a sample of f64's to that, so the loop
         // needs no NaN branch and vectorises.
-        BinaryOp::Pow if x.shape() == shape && is_two::<T>(y) => map1(x, |a: T| T::mul(a, a)),
+        BinaryOp::Pow if x.shape() == shape && is_exponent::<T>(y, 2.0) => map1(x, |a: T| T::mul(a, a)),
+        // `x ** 3` and `x ** 4` of bf16, f16 and f32 as f64 products: the
+        // square of such an element is exact in f64 (at most 48 significant
+        // bits, and no finite element's fourth power leaves f64's normal
+        // range), so (x·x)·x and (x·x)·(x·x) are x³ and x⁴ rounded once,
+        // within half an f64 ulp of the exact power, where libm's pow is
+        // within one; rounded to the dtype the two agree on every input:
+        // `examples/pow_chains.rs` compares them on all 2^32 f32 patterns,
+        // and `small_powers_are_pow_bit_for_bit` on every bf16 and f16
+        // pattern and a sample of f32's, NaNs and infinities included.
+        BinaryOp::Pow if T::DTYPE != DType::F64 && x.shape() == shape && is_exponent::<T>(y, 3.0) => {
+            map1(x, |a: T| {
+                let w = a.wide();
+                T::round(w * w * w)
+            })
+        }
+        BinaryOp::Pow if T::DTYPE != DType::F64 && x.shape() == shape && is_exponent::<T>(y, 4.0) => {
+            map1(x, |a: T| {
+                let w = a.wide();
+                let s = w * w;
+                T::round(s * s)
+            })
+        }
         BinaryOp::Pow => map2(x, y, shape, |a: T, b: T| T::round(math::pow(a.wide(), b.wide()))),
         BinaryOp::Maximum => map2(x, y, shape, float_max::<T>),
         BinaryOp::Minimum => map2(x, y, shape, float_min::<T>),
@@ -1591,7 +1671,9 @@ fn select<T: Element>(cond: &Tensor, x: &Tensor, y: &Tensor, shape: &[usize]) ->
 /// bound must fit an integer x, and an F64 bound needs a float x.
 pub(super) fn run_clip(args: &Args) -> Result<Out, TensorError> {
     let x = args.tensor("x")?;
+    let number = |name| matches!(args.get(name), Some(Arg::Int(_) | Arg::Float(_) | Arg::Bool(_)));
     let mut out = x.clone();
+    let mut bounds = Vec::with_capacity(2);
     for (name, op) in [("lo", BinaryOp::Maximum), ("hi", BinaryOp::Minimum)] {
         if args.get(name).is_none() {
             continue;
@@ -1610,9 +1692,44 @@ pub(super) fn run_clip(args: &Args) -> Result<Out, TensorError> {
                 x.dtype()
             ));
         }
+        bounds.push((op, bound));
+    }
+    if let [(_, lo), (_, hi)] = &bounds[..] {
+        if number("lo") && number("hi") {
+            let dt = x.dtype();
+            return clip_both(x, &operand_as(lo, dt)?, &operand_as(hi, dt)?).map(Out::Tensor);
+        }
+    }
+    for (op, bound) in bounds {
         out = binary(op, Operand::Tensor(&out), bound)?;
     }
     Ok(Out::Tensor(out))
+}
+
+/// `clip` between two number bounds (one-element tensors of x's dtype) in
+/// one pass: each element's `maximum` with `lo`, then that one's `minimum`
+/// with `hi`, the functions the two passes of the general path apply.
+fn clip_both(x: &Tensor, lo: &Tensor, hi: &Tensor) -> Result<Tensor, TensorError> {
+    fn int<T: Int>(x: &Tensor, lo: &Tensor, hi: &Tensor) -> Result<Tensor, TensorError> {
+        let (lo, hi) = (only::<T>(lo)?, only::<T>(hi)?);
+        map1(x, move |a: T| a.max(lo).min(hi))
+    }
+    fn float<T: Flt>(x: &Tensor, lo: &Tensor, hi: &Tensor) -> Result<Tensor, TensorError> {
+        let (lo, hi) = (only::<T>(lo)?, only::<T>(hi)?);
+        map1(x, move |a: T| float_min(float_max(a, lo), hi))
+    }
+    match x.dtype() {
+        DType::Bool => {
+            let (lo, hi) = (only::<bool>(lo)?, only::<bool>(hi)?);
+            map1(x, move |a: bool| (a | lo) & hi)
+        }
+        DType::I8 => int::<i8>(x, lo, hi),
+        DType::I32 => int::<i32>(x, lo, hi),
+        DType::Bf16 => float::<bf16>(x, lo, hi),
+        DType::F16 => float::<f16>(x, lo, hi),
+        DType::F32 => float::<f32>(x, lo, hi),
+        DType::F64 => float::<f64>(x, lo, hi),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -2951,6 +3068,42 @@ mod tests {
         }
     }
 
+    /// `x ** 3` and `x ** 4` as f64 products against `x ** y` with a tensor
+    /// of 3s or 4s (the general path through libm's pow), bit for bit: every
+    /// bf16 and f16 pattern, the f32 sweep, every f32 NaN and a million
+    /// random f32 patterns (`examples/pow_chains.rs` runs all 2^32); f64
+    /// keeps pow for both.
+    #[test]
+    fn small_powers_are_pow_bit_for_bit() {
+        let mut bits32 = crate::ops::order::tests::xorshift(0x2545_f491_4f6c_dd1d);
+        let random: Vec<f32> = (0..1 << 20).map(|_| f32::from_bits(bits32() as u32)).collect();
+        let nans: Vec<f32> = (0x7f80_0001u32..=0x7fff_ffff)
+            .chain(0xff80_0001..=0xffff_ffff)
+            .step_by(7)
+            .map(f32::from_bits)
+            .collect();
+        let tensors = [
+            Tensor::from_vec((0..=u16::MAX).map(bf16::from_bits).collect(), vec![1 << 16]).unwrap(),
+            Tensor::from_vec((0..=u16::MAX).map(f16::from_bits).collect(), vec![1 << 16]).unwrap(),
+            Tensor::from_vec(f32_sweep(), vec![f32_sweep().len()]).unwrap(),
+            Tensor::from_vec(random.clone(), vec![random.len()]).unwrap(),
+            Tensor::from_vec(nans.clone(), vec![nans.len()]).unwrap(),
+            Tensor::from_vec(vec![f64::NAN, -0.0, 1.5, -3.25, 1e100, f64::INFINITY], vec![6]).unwrap(),
+        ];
+        let bits = |t: &Tensor| t.scalars().map(|s| s.to_bits()).collect::<Vec<_>>();
+        for x in &tensors {
+            for k in [3i64, 4] {
+                let ks = Tensor::full(x.shape().to_vec(), Scalar::F64(k as f64), x.dtype())
+                    .unwrap()
+                    .cast(x.dtype())
+                    .unwrap();
+                let fast = binary(BinaryOp::Pow, Operand::Tensor(x), Operand::Int(k)).unwrap();
+                let general = binary(BinaryOp::Pow, Operand::Tensor(x), Operand::Tensor(&ks)).unwrap();
+                assert_eq!(bits(&fast), bits(&general), "{} ** {k}", x.dtype());
+            }
+        }
+    }
+
     /// `copysign` on the bits against its definition (the f64 copysign of
     /// the exact values, rounded back): every bf16 and f16 pattern against
     /// signs of every class (zeros, subnormals, infinities, quiet and
@@ -3026,6 +3179,193 @@ mod tests {
                 f64::from_bits(0x7ff0_0000_0000_0001),
             ],
         );
+    }
+
+    /// `clip` between two number bounds in one pass against its two passes
+    /// (`maximum` with lo, then `minimum` with hi) for every dtype: bounds
+    /// in and out of order, signed zeros, NaN elements and NaN bounds,
+    /// integer extremes, on contiguous and transposed inputs.
+    #[test]
+    fn one_pass_clip_is_the_two_passes() {
+        let specials = [
+            f64::NAN,
+            -0.0,
+            0.0,
+            1.0,
+            -2.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.5,
+            -0.5,
+            127.0,
+            -128.0,
+            1e-40,
+        ];
+        let bounds = [
+            (Arg::Float(-0.5), Arg::Float(0.5)),
+            (Arg::Float(0.5), Arg::Float(-0.5)),
+            (Arg::Float(-0.0), Arg::Float(0.0)),
+            (Arg::Float(0.0), Arg::Float(-0.0)),
+            (Arg::Float(f64::NAN), Arg::Float(1.0)),
+            (Arg::Float(-1.0), Arg::Float(f64::NAN)),
+            (Arg::Int(-50), Arg::Int(50)),
+            (Arg::Int(-128), Arg::Int(127)),
+            (Arg::Int(3), Arg::Int(-3)),
+            (Arg::Bool(false), Arg::Bool(true)),
+            (Arg::Bool(true), Arg::Bool(false)),
+        ];
+        let bits = |t: &Tensor| t.scalars().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for dt in DType::ALL {
+            let vals: Vec<f64> = (0..3 * 70)
+                .map(|i| specials[i % specials.len()] * (1 + i / 40) as f64)
+                .collect();
+            let x = crate::dispatch!(dt, T => Tensor::from_vec(vals.iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), vec![3, 70]).unwrap());
+            for x in [x.clone(), x.permuted(&[1, 0]).unwrap()] {
+                for (lo, hi) in &bounds {
+                    let fused =
+                        crate::ops::call_named("clip", vec![Arg::Tensor(x.clone()), lo.clone(), hi.clone()]);
+                    let lo_only = crate::ops::call_named("clip", vec![Arg::Tensor(x.clone()), lo.clone()]);
+                    let two = lo_only.and_then(|o| match o {
+                        Out::Tensor(t) => {
+                            let op = crate::ops::Op::from_name("clip").unwrap();
+                            let kw = vec![("hi".to_string(), hi.clone())];
+                            crate::ops::call(op, crate::ops::bind(op, vec![Arg::Tensor(t)], kw).unwrap())
+                                .map_err(|e| TensorError(e.message))
+                        }
+                        _ => panic!("clip gave no tensor"),
+                    });
+                    match (fused, two) {
+                        (Ok(Out::Tensor(f)), Ok(Out::Tensor(t))) => {
+                            assert_eq!(f.shape(), t.shape());
+                            assert_eq!(bits(&f), bits(&t), "clip {dt} {lo:?} {hi:?}");
+                        }
+                        (Err(a), Err(b)) => assert_eq!(a.0, b.0),
+                        (f, t) => panic!("clip {dt} {lo:?} {hi:?}: {:?} against {:?}", f.err(), t.err()),
+                    }
+                }
+            }
+        }
+    }
+
+    /// An integer `/` in one pass against the operands cast to f32 and then
+    /// divided: i8 and i32 extremes, zeros (the infinities and NaN of a
+    /// zero divisor), i32 values that round in the cast, and a scalar Int
+    /// operand on either side.
+    #[test]
+    fn integer_true_division_is_the_f32_casts_divided() {
+        let i32s = [
+            i32::MIN,
+            -16_777_217,
+            -3,
+            -1,
+            0,
+            1,
+            2,
+            7,
+            16_777_217,
+            123_456_789,
+            i32::MAX,
+        ];
+        let n = i32s.len();
+        let xs: Vec<i32> = (0..n * n).map(|k| i32s[k / n]).collect();
+        let ys: Vec<i32> = (0..n * n).map(|k| i32s[k % n]).collect();
+        let i8s: Vec<i8> = (i8::MIN..=i8::MAX).collect();
+        let tensors = [
+            (
+                Tensor::from_vec(xs, vec![n * n]).unwrap(),
+                Tensor::from_vec(ys, vec![n * n]).unwrap(),
+            ),
+            (
+                Tensor::from_vec(i8s.clone(), vec![256]).unwrap(),
+                Tensor::from_vec(i8s.iter().rev().copied().collect::<Vec<i8>>(), vec![256]).unwrap(),
+            ),
+        ];
+        let bits = |t: Tensor| t.scalars().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for (x, y) in &tensors {
+            let f = |t: &Tensor| t.cast(DType::F32).unwrap();
+            let (fx, fy) = (f(x), f(y));
+            let cases = [
+                (
+                    Operand::Tensor(x),
+                    Operand::Tensor(y),
+                    Operand::Tensor(&fx),
+                    Operand::Tensor(&fy),
+                ),
+                (
+                    Operand::Tensor(x),
+                    Operand::Int(-7),
+                    Operand::Tensor(&fx),
+                    Operand::Float(-7.0),
+                ),
+                (
+                    Operand::Int(100),
+                    Operand::Tensor(y),
+                    Operand::Float(100.0),
+                    Operand::Tensor(&fy),
+                ),
+            ];
+            for (a, b, fa, fb) in cases {
+                let got = binary(BinaryOp::Div, a, b).unwrap();
+                assert_eq!(got.dtype(), DType::F32);
+                assert_eq!(
+                    bits(got),
+                    bits(binary(BinaryOp::Div, fa, fb).unwrap()),
+                    "{}",
+                    x.dtype()
+                );
+            }
+        }
+    }
+
+    /// The integer `//`, `%` and `fmod` through the f64 quotient against
+    /// the wrapping integer division they replace: every i8 pair, and i32
+    /// pairs of the extremes, the small values and a million random ones.
+    #[test]
+    fn integer_division_through_f64_is_the_wrapping_division() {
+        fn check<T: Int + std::fmt::Debug>(a: T, b: T, div: T, rem: T) {
+            let (fd, fm) = if rem != T::ZERO && ((rem < T::ZERO) != (b < T::ZERO)) {
+                (T::wsub(div, T::wrap_from_i128(1)), T::wadd(rem, b))
+            } else {
+                (div, rem)
+            };
+            assert_eq!(T::floor_div(a, b), fd, "{a:?} // {b:?}");
+            assert_eq!(T::floor_mod(a, b), fm, "{a:?} % {b:?}");
+            assert_eq!(T::trunc_mod(a, b), rem, "fmod({a:?}, {b:?})");
+        }
+        for a in i8::MIN..=i8::MAX {
+            for b in (i8::MIN..=i8::MAX).filter(|&b| b != 0) {
+                check(a, b, a.wrapping_div(b), a.wrapping_rem(b));
+            }
+        }
+        let edges = [
+            i32::MIN,
+            i32::MIN + 1,
+            -65537,
+            -3,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            7,
+            65536,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        let mut bits = crate::ops::order::tests::xorshift(77);
+        let random = (0..1_000_000).map(|_| {
+            let w = bits();
+            // Divisors of every magnitude: shift the word's low half.
+            (w as i32, ((w >> 32) as i32) >> (w % 31))
+        });
+        let pairs = edges
+            .iter()
+            .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
+            .chain(random);
+        for (a, b) in pairs.filter(|&(_, b)| b != 0) {
+            check(a, b, a.wrapping_div(b), a.wrapping_rem(b));
+        }
     }
 
     /// An integer tensor to one Int exponent (the straight-line products

@@ -313,7 +313,7 @@ registry! {
     Bincount = "bincount", &[req("x"), opt("minlength")], false, Rule::Index, NONE, None, Host::No,
         "how often each of 0, 1, … occurs in a rank-1 non-negative integer tensor, i32", order::bincount;
     Nonzero = "nonzero", X, false, Rule::Index, NONE, None, Host::No,
-        "the indices of the nonzero elements, one row each in row-major order, i32 of shape [count, ndim]", order::nonzero;
+        "the indices of the nonzero elements, one row each in row-major order, i32 of shape [count, ndim]", reduce::nonzero_indices;
     Reshape = "reshape", &[req("x"), req("shape")], false, Rule::Same, P0, Rule, Host::No,
         "the same elements in a new shape (one size may be -1)", shape::reshape;
     Transpose = "transpose", &[req("x"), req("a"), req("b")], false, Rule::Same, P0, Rule, Host::No, "axes `a` and `b` swapped", shape::transpose;

@@ -1276,7 +1276,7 @@ pub(super) fn argtopk(a: &Args) -> Result<Out, TensorError> {
 }
 
 // ---------------------------------------------------------------------------
-// unique, unique_counts, searchsorted, bincount, nonzero (spec §11.3)
+// unique, unique_counts, searchsorted, bincount (spec §11.3; `nonzero` is in reduce.rs, beside `count_nonzero`)
 
 /// The order of these operations on element values (exact in f64):
 /// ascending, -0 equal to +0, NaN after everything and equal to NaN.
@@ -1494,36 +1494,6 @@ fn count_bins<T: Element>(
         count(&mut counts, v);
     }
     Ok(counts)
-}
-
-/// `nonzero(x)`: the indices of the nonzero elements (NaN is nonzero), one
-/// row each in row-major order, as i32 of shape [count, ndim].
-pub(super) fn nonzero(a: &Args) -> Result<Out, TensorError> {
-    let x = a.tensor("x")?;
-    let nd = x.ndim();
-    if x.shape().iter().any(|&d| d > i32::MAX as usize) {
-        return err("`nonzero`: an axis is too long for i32 indices".into());
-    }
-    let flags = x.cast(crate::dtype::DType::Bool)?.to_f64_vec()?;
-    let count = flags.iter().filter(|f| **f != 0.0).count();
-    let total = count
-        .checked_mul(nd)
-        .ok_or_else(|| TensorError("`nonzero`: the result is too large".into()))?;
-    let mut out = try_vec::<i32>(total).map_err(|e| e.for_tensor(crate::dtype::DType::I32, &[count, nd]))?;
-    let mut idx = vec![0usize; nd];
-    for f in flags {
-        if f != 0.0 {
-            out.extend(idx.iter().map(|&i| i as i32));
-        }
-        for ax in (0..nd).rev() {
-            idx[ax] += 1;
-            if idx[ax] < x.shape()[ax] {
-                break;
-            }
-            idx[ax] = 0;
-        }
-    }
-    Tensor::from_vec(out, vec![count, nd]).map(Out::Tensor)
 }
 
 #[cfg(test)]

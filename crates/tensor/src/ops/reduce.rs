@@ -1,7 +1,8 @@
 //! The reductions of spec §4.1 — `sum mean prod max min median var std
 //! argmax argmin all any logsumexp`, and §11.3's `quantile` — the scans
 //! `cumsum cumprod` and the normalisers `softmax log_softmax`, for every
-//! dtype, over any set of axes.
+//! dtype, over any set of axes; and `nonzero`'s indices, which count as
+//! `count_nonzero` does.
 //!
 //! Every accumulation follows the fixed order of spec §5 extension 4, so the
 //! bits of a result depend on the shape alone, never on the thread count or
@@ -25,6 +26,8 @@
 //! once. The operations whose result cannot be an integer (`mean median var
 //! std softmax log_softmax logsumexp`) work on an integer input promoted to
 //! f32 first, as `x.to(f32)` would (spec §5, `float_result`).
+
+use std::mem::MaybeUninit;
 
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -1106,6 +1109,32 @@ fn pick_int<T: Reduced, const MAX: bool>(part: &[T], want_at: bool) -> Picked<T:
         return Picked::none();
     };
     let top = unbeatable::<T>(MAX);
+    if let (DType::Bool, Some(top)) = (T::DTYPE, top) {
+        // Two values: the first of the wanted one, or else the other one,
+        // everywhere, whose first is at 0 — one pass, in 64-element
+        // chunks tested in full, that stops at the chunk of the hit.
+        let hit = part.chunks(64).enumerate().find_map(|(c, chunk)| {
+            if chunk.iter().fold(false, |h, &x| h | (x.key() == top)) {
+                chunk.iter().position(|&x| x.key() == top).map(|i| c * 64 + i)
+            } else {
+                None
+            }
+        });
+        return match hit {
+            Some(at) => Picked {
+                found: true,
+                at,
+                key: top,
+                nan: false,
+            },
+            None => Picked {
+                found: true,
+                at: 0,
+                key: first.key(),
+                nan: false,
+            },
+        };
+    }
     let mut key = first.key();
     for block in part.chunks(PICK_BLOCK) {
         key = block.iter().fold(key, |m, &x| {
@@ -1452,6 +1481,117 @@ fn nonzero<T: Reduced>(v: T) -> bool {
     v.key() != <T::Key as Element>::from_f64(0.0)
 }
 
+/// Elements per piece of [`nonzero_indices`]: counted, then written, one
+/// piece per task.
+const NZ_PIECE: usize = 1 << 16;
+
+/// `nonzero(x)`: the indices of the nonzero elements (NaN is nonzero), one
+/// row each in row-major order, as i32 of shape [count, ndim]. Two passes
+/// over pieces of the row-major elements, in parallel: each piece's
+/// nonzero elements are counted (a vectorised sum), the counts' running
+/// sums place each piece's rows in the result, and each piece writes its
+/// rows from 64-element masks, one write per set bit, carrying its
+/// multi-index forward from the piece's first element. The rows and their
+/// order are the row-major walk's, whatever the thread count.
+pub(super) fn nonzero_indices(a: &Args) -> Result<Out, TensorError> {
+    let x = a.tensor("x")?;
+    let shape = x.shape().to_vec();
+    if shape.iter().any(|&d| d > i32::MAX as usize) {
+        return err("`nonzero`: an axis is too long for i32 indices".into());
+    }
+    let c = x.contiguous()?;
+    let nd = shape.len();
+    let (out, count) = dispatch!(in c.storage(), v => {
+        let counts: Vec<usize> = v
+            .par_chunks(NZ_PIECE)
+            .map(|piece| {
+                crate::isa::wide(
+                    #[inline(always)]
+                    || piece.iter().fold(0u32, |n, &e| n + u32::from(nonzero(e))) as usize,
+                )
+            })
+            .collect();
+        let count: usize = counts.iter().sum();
+        let total = count
+            .checked_mul(nd)
+            .ok_or_else(|| TensorError("`nonzero`: the result is too large".into()))?;
+        let mut out = try_vec::<i32>(total).map_err(|e| e.for_tensor(DType::I32, &[count, nd]))?;
+        {
+            // Each piece's share of the result, in piece order.
+            let mut rest = &mut out.spare_capacity_mut()[..total];
+            let mut parts = Vec::with_capacity(counts.len());
+            for &k in &counts {
+                let (mine, others) = rest.split_at_mut(k * nd);
+                parts.push(mine);
+                rest = others;
+            }
+            v.par_chunks(NZ_PIECE).zip(parts).enumerate().for_each(|(i, (piece, part))| {
+                crate::isa::wide(
+                    #[inline(always)]
+                    || write_nonzero(piece, i * NZ_PIECE, &shape, part),
+                )
+            });
+        }
+        // SAFETY: the parts cover the first `total` elements exactly (the
+        // counts sum to `count`), and `write_nonzero` writes `nd` indices
+        // for each of its piece's nonzero elements, which its count counted
+        // with the same test, so every element is initialised.
+        unsafe { out.set_len(total) };
+        (out, count)
+    });
+    Tensor::from_vec(out, vec![count, nd]).map(Out::Tensor)
+}
+
+/// The rows of [`nonzero_indices`] for one piece whose first element is
+/// element `start` of `shape` (row-major), into `part`, which has room for
+/// exactly the piece's nonzero elements' rows.
+#[inline(always)]
+fn write_nonzero<T: Reduced>(piece: &[T], start: usize, shape: &[usize], part: &mut [MaybeUninit<i32>]) {
+    let nd = shape.len();
+    if nd == 0 {
+        return;
+    }
+    let mut idx = vec![0usize; nd];
+    let mut rest = start;
+    for (i, &d) in idx.iter_mut().zip(shape).rev() {
+        *i = rest % d;
+        rest /= d;
+    }
+    let (mut at, mut k) = (start, 0);
+    for (b, block) in piece.chunks(64).enumerate() {
+        let mut mask = block
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (j, &e)| m | (u64::from(nonzero(e)) << j));
+        let base = start + b * 64;
+        while mask != 0 {
+            let p = base + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if nd == 1 {
+                part[k].write(p as i32);
+                k += 1;
+                continue;
+            }
+            // Carry the multi-index forward from element `at` to `p`.
+            let mut step = p - at;
+            for (i, &d) in idx.iter_mut().zip(shape).rev() {
+                let s = *i + step;
+                if s < d {
+                    *i = s;
+                    break;
+                }
+                *i = s % d;
+                step = s / d;
+            }
+            at = p;
+            for (o, &i) in part[k..k + nd].iter_mut().zip(&idx) {
+                o.write(i as i32);
+            }
+            k += nd;
+        }
+    }
+}
+
 pub(super) fn all(a: &Args) -> Result<Out, TensorError> {
     truth(a, true)
 }
@@ -1554,6 +1694,30 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
         return scan_every_step(a, x, axis, fmt);
     }
     let (r, perm) = along(x, axis)?;
+    match x.dtype() {
+        DType::Bool => {
+            return unmove(
+                map_rows_into::<bool, i32>(&r, |row, o| int_scan(row, o, product))?,
+                x,
+                &perm,
+            )
+        }
+        DType::I8 => {
+            return unmove(
+                map_rows_into::<i8, i32>(&r, |row, o| int_scan(row, o, product))?,
+                x,
+                &perm,
+            )
+        }
+        DType::I32 => {
+            return unmove(
+                map_rows_into::<i32, i32>(&r, |row, o| int_scan(row, o, product))?,
+                x,
+                &perm,
+            )
+        }
+        DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => {}
+    }
     dispatch!(x.dtype(), T => {
         let out = map_rows_into::<T, <T as Reduced>::Sum>(&r, |row, o| {
             let mut acc = None;
@@ -1569,6 +1733,57 @@ fn scan(a: &Args, product: bool) -> Result<Out, TensorError> {
         })?;
         unmove(out, x, &perm)
     })
+}
+
+/// Elements per piece of a long integer scan.
+const SCAN_PIECE: usize = 1 << 16;
+
+/// One row of an integer `cumsum` or `cumprod`: the running wrapping sum
+/// or product in i32, which is what the general scan computes (its first
+/// element is the identity's sum or product with it). Wrapping arithmetic
+/// is that of the integers mod 2^32, associative, so a long row is cut
+/// into pieces: each piece's total, in parallel; the running totals of
+/// the pieces in order; then each piece's scan from its predecessors'
+/// total, in parallel — the same i32s as the one-after-another loop.
+fn int_scan<T: Element<Acc = i32>>(row: &[T], out: &mut [i32], product: bool) {
+    let step = move |a: i32, b: i32| {
+        if product {
+            a.wrapping_mul(b)
+        } else {
+            a.wrapping_add(b)
+        }
+    };
+    let identity = i32::from(product);
+    let run = move |row: &[T], out: &mut [i32], mut acc: i32| {
+        for (y, &v) in out.iter_mut().zip(row) {
+            acc = step(acc, v.widen());
+            *y = acc;
+        }
+    };
+    if row.len() < PAR_ROW {
+        return run(row, out, identity);
+    }
+    let totals: Vec<i32> = row
+        .par_chunks(SCAN_PIECE)
+        .map(|piece| {
+            crate::isa::wide(
+                #[inline(always)]
+                || piece.iter().fold(identity, |a, &v| step(a, v.widen())),
+            )
+        })
+        .collect();
+    let starts: Vec<i32> = totals
+        .iter()
+        .scan(identity, |acc, &t| {
+            let start = *acc;
+            *acc = step(*acc, t);
+            Some(start)
+        })
+        .collect();
+    out.par_chunks_mut(SCAN_PIECE)
+        .zip(row.par_chunks(SCAN_PIECE))
+        .zip(starts)
+        .for_each(|((o, piece), start)| run(piece, o, start));
 }
 
 /// `cumsum(x, axis, acc=fmt)`, EVERY_STEP (spec §13): sequential, each
@@ -1979,5 +2194,156 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// `nonzero` against the row-major walk of its definition (an element
+    /// is nonzero when its f64 value is not 0; NaN is, −0 is not), for
+    /// every dtype, densities from none to all, lengths across the 64-bit
+    /// masks and the parallel pieces, ranks 0 to 3 (axes of 1 among them),
+    /// a transposed view, on one and four threads.
+    #[test]
+    fn nonzero_rows_are_the_row_major_walk() {
+        use crate::ops::{call, Op};
+        let mut bits = super::super::order::tests::xorshift(0x9e37_79b9_7f4a_7c15);
+        let specials = [f64::NAN, -0.0, 0.0, 1.0, -2.5, f64::INFINITY, 1e-30, 5e-324];
+        let shapes: Vec<Vec<usize>> = vec![
+            vec![],
+            vec![0],
+            vec![1],
+            vec![63],
+            vec![64],
+            vec![65],
+            vec![NZ_PIECE + 65],
+            vec![3, 0, 2],
+            vec![7, 1, 9],
+            vec![5, 40_000],
+            vec![3, 1000, 45],
+            vec![2 * NZ_PIECE + 3, 1],
+        ];
+        for pool in super::super::order::tests::one_and_four_threads() {
+            pool.install(|| {
+                for dt in DType::ALL {
+                    for shape in &shapes {
+                        for density in [0u64, 1, 50, 99, 100] {
+                            let n: usize = shape.iter().product();
+                            let vals: Vec<f64> = (0..n)
+                                .map(|_| {
+                                    let r = bits();
+                                    if r % 100 < density {
+                                        specials[(r >> 8) as usize % specials.len()]
+                                    } else {
+                                        0.0
+                                    }
+                                })
+                                .collect();
+                            let x = dispatch!(dt, T => Tensor::from_vec(vals.iter().map(|&v| T::from_f64(v)).collect::<Vec<T>>(), shape.clone()).unwrap());
+                            let views = if shape.len() == 2 {
+                                vec![x.clone(), x.permuted(&[1, 0]).unwrap()]
+                            } else {
+                                vec![x]
+                            };
+                            for v in views {
+                                let got = match call(Op::Nonzero, vec![Some(Arg::Tensor(v.clone()))]) {
+                                    Ok(Out::Tensor(t)) => t,
+                                    _ => panic!("nonzero gave no tensor"),
+                                };
+                                let (dims, flat) = (v.shape().to_vec(), v.to_f64_vec().unwrap());
+                                let mut want = Vec::new();
+                                for (p, &e) in flat.iter().enumerate() {
+                                    if e != 0.0 {
+                                        let mut rest = p;
+                                        let mut idx = vec![0i32; dims.len()];
+                                        for (i, &d) in idx.iter_mut().zip(&dims).rev() {
+                                            *i = (rest % d) as i32;
+                                            rest /= d;
+                                        }
+                                        want.extend(idx);
+                                    }
+                                }
+                                let what = format!("{dt} {dims:?} density {density}");
+                                assert_eq!(got.dtype(), DType::I32, "{what}");
+                                let count = flat.iter().filter(|&&e| e != 0.0).count();
+                                assert_eq!(got.shape(), &[count, dims.len()][..], "{what}");
+                                assert_eq!(got.as_slice::<i32>().unwrap(), &want[..], "{what}");
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    /// Integer `cumsum` and `cumprod` (pieces scanned in parallel for a long
+    /// row) against the running wrapping sum and product of the definition,
+    /// along each axis, with values that overflow i32, on one and four
+    /// threads.
+    #[test]
+    fn integer_scans_are_the_running_wrapping_fold() {
+        use crate::ops::{call, Op};
+        let mut bits = super::super::order::tests::xorshift(0x51_7cc1_b727_220a);
+        for pool in super::super::order::tests::one_and_four_threads() {
+            pool.install(|| {
+                for dt in [DType::Bool, DType::I8, DType::I32] {
+                    for shape in [
+                        vec![5],
+                        vec![3 * SCAN_PIECE + 17],
+                        vec![2, PAR_ROW + 3],
+                        vec![40, 7],
+                    ] {
+                        let n: usize = shape.iter().product();
+                        let raw: Vec<i64> = (0..n).map(|_| bits() as i64).collect();
+                        let x = match dt {
+                            DType::Bool => Tensor::from_vec(
+                                raw.iter().map(|&v| v % 3 == 0).collect::<Vec<bool>>(),
+                                shape.clone(),
+                            ),
+                            DType::I8 => Tensor::from_vec(
+                                raw.iter().map(|&v| v as i8).collect::<Vec<i8>>(),
+                                shape.clone(),
+                            ),
+                            _ => Tensor::from_vec(
+                                raw.iter().map(|&v| (v as i32) | 1).collect::<Vec<i32>>(),
+                                shape.clone(),
+                            ),
+                        }
+                        .unwrap();
+                        let vals: Vec<i32> = x.scalars().map(|v| v.to_f64() as i32).collect();
+                        for (op, product) in [(Op::Cumsum, false), (Op::Cumprod, true)] {
+                            for axis in 0..shape.len() {
+                                let slots = crate::ops::bind(
+                                    op,
+                                    vec![Arg::Tensor(x.clone()), Arg::Int(axis as i64)],
+                                    Vec::new(),
+                                )
+                                .unwrap();
+                                let got = match call(op, slots) {
+                                    Ok(Out::Tensor(t)) => t,
+                                    _ => panic!("{op} gave no tensor"),
+                                };
+                                // The definition: strides of the row-major shape.
+                                let stride: usize = shape[axis + 1..].iter().product();
+                                let mut want = vals.clone();
+                                for i in 0..n {
+                                    if (i / stride) % shape[axis] != 0 {
+                                        let prev = want[i - stride];
+                                        want[i] = if product {
+                                            prev.wrapping_mul(vals[i])
+                                        } else {
+                                            prev.wrapping_add(vals[i])
+                                        };
+                                    }
+                                }
+                                assert_eq!(got.dtype(), DType::I32);
+                                assert_eq!(
+                                    got.as_slice::<i32>().unwrap(),
+                                    &want[..],
+                                    "{op} {dt} {shape:?} axis {axis}"
+                                );
+                            }
+                        }
+                    }
+                }
+            });
+        }
     }
 }
