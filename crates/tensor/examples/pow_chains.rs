@@ -8,12 +8,12 @@
 //! of `libm` or of the kernel. Run with
 //! `cargo run --release -p twill-tensor --example pow_chains`; it prints the
 //! number of differing patterns for each exponent (0 and 0 when the kernel
-//! may stand) and exits 1 if any differs.
+//! may stand), and its exit status is 1 if any differs.
 
 use rayon::prelude::*;
 use twill_tensor::math::pow;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let mut differ = 0u64;
     for k in [3u32, 4] {
         let chain = |x: f64| {
@@ -35,5 +35,5 @@ fn main() {
         println!("x ** {k}: {count} of 2^32 f32 patterns differ from pow");
         differ += count;
     }
-    std::process::exit(i32::from(differ != 0));
+    std::process::ExitCode::from(u8::from(differ != 0))
 }
