@@ -2301,10 +2301,12 @@ mod tests {
                                 raw.iter().map(|&v| v as i8).collect::<Vec<i8>>(),
                                 shape.clone(),
                             ),
-                            _ => Tensor::from_vec(
-                                raw.iter().map(|&v| (v as i32) | 1).collect::<Vec<i32>>(),
-                                shape.clone(),
-                            ),
+                            DType::I32 | DType::Bf16 | DType::F16 | DType::F32 | DType::F64 => {
+                                Tensor::from_vec(
+                                    raw.iter().map(|&v| (v as i32) | 1).collect::<Vec<i32>>(),
+                                    shape.clone(),
+                                )
+                            }
                         }
                         .unwrap();
                         let vals: Vec<i32> = x.scalars().map(|v| v.to_f64() as i32).collect();
@@ -2324,7 +2326,7 @@ mod tests {
                                 let stride: usize = shape[axis + 1..].iter().product();
                                 let mut want = vals.clone();
                                 for i in 0..n {
-                                    if (i / stride) % shape[axis] != 0 {
+                                    if !(i / stride).is_multiple_of(shape[axis]) {
                                         let prev = want[i - stride];
                                         want[i] = if product {
                                             prev.wrapping_mul(vals[i])
